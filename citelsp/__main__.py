@@ -1,0 +1,3 @@
+from citelsp.cli import main
+
+raise SystemExit(main())

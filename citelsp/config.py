@@ -1,0 +1,164 @@
+"""Resolved, typed settings: defaults, client options (camelCase), and the environment.
+
+One conversion point: ``Settings.from_options`` takes the ``citelsp`` section a client sends
+(``initializationOptions`` or ``workspace/configuration``) plus the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import platformdirs
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One host a resolver talks to: its base URL and the pacing it asks for."""
+
+    base_url: str
+    min_interval_ms: int
+
+
+DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
+    "crossref": Endpoint("https://api.crossref.org", 100),
+    "openalex": Endpoint("https://api.openalex.org", 100),
+    "semantic_scholar": Endpoint("https://api.semanticscholar.org/graph/v1", 1000),
+    "arxiv": Endpoint("https://export.arxiv.org/api/query", 3000),
+    "doi_registry": Endpoint("https://doi.org", 200),
+    "handle": Endpoint("https://hdl.handle.net", 200),
+    "datacite": Endpoint("https://api.datacite.org", 100),
+    "eutils": Endpoint("https://eutils.ncbi.nlm.nih.gov/entrez/eutils", 340),
+}
+"""Endpoints by name; ``CITELSP_<NAME>_BASE_URL`` / ``_MIN_INTERVAL_MS`` override them."""
+
+PRIORITIES = ("P0", "P1", "P2", "P3")
+
+
+@dataclass(frozen=True)
+class Settings:
+    bibliography: tuple[str, ...] = ()
+    """Bibliography files used when a manuscript names none."""
+    slug_map: Mapping[str, str] | str | None = None
+    """``ref_slug`` → citation key, or the path of a JSON/YAML file holding that mapping."""
+    min_priority: str = "P3"
+    """Lowest checklist priority shown as a diagnostic."""
+    debounce_ms: int = 200
+    stale_days: int = 30
+    offline: bool = False
+    verify: bool = True
+    """Run the network verification at all (the language server's background checks)."""
+    mailto: str | None = None
+    semantic_scholar_api_key: str | None = None
+    openalex_api_key: str | None = None
+    ncbi_api_key: str | None = None
+    ncbi_email: str | None = None
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    use_cache: bool = True
+    endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
+    timeout_s: float = 30.0
+    max_body_bytes: int = 2 * 1024 * 1024
+
+    @classmethod
+    def from_options(
+        cls, options: Mapping | None = None, environ: Mapping[str, str] | None = None
+    ) -> Settings:
+        """Settings from a client's ``citelsp`` section, then the environment, then defaults.
+
+        Client values win over environment values, except that secrets may come from either.
+        """
+        env = os.environ if environ is None else environ
+        opts = _unwrap(options or {})
+        endpoints = dict(DEFAULT_ENDPOINTS)
+        resolver_opts = opts.get("resolvers") if isinstance(opts.get("resolvers"), Mapping) else {}
+        for name, default in DEFAULT_ENDPOINTS.items():
+            env_name = name.upper()
+            base = env.get(f"CITELSP_{env_name}_BASE_URL") or default.base_url
+            interval = _int(env.get(f"CITELSP_{env_name}_MIN_INTERVAL_MS"), default.min_interval_ms)
+            own = resolver_opts.get(_camel(name)) or resolver_opts.get(name) or {}
+            if isinstance(own, Mapping):
+                base = str(own.get("baseUrl") or base)
+                interval = _int(own.get("minIntervalMs"), interval)
+            endpoints[name] = Endpoint(base.rstrip("/"), max(0, interval))
+
+        bib = opts.get("bibliography")
+        if isinstance(bib, str):
+            bib = (bib,)
+        cache_dir = opts.get("cacheDir") or env.get("CITELSP_CACHE_DIR")
+        return cls(
+            bibliography=tuple(str(b) for b in bib or ()),
+            slug_map=_slug_map(opts.get("slugMap")),
+            min_priority=_priority(opts.get("minPriority"), "P3"),
+            debounce_ms=_int(opts.get("debounceMs"), 200),
+            stale_days=_int(opts.get("staleDays"), 30),
+            offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
+            verify=bool(opts.get("verify", True)),
+            mailto=opts.get("mailto") or env.get("CITELSP_MAILTO") or None,
+            semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
+                                             "CITELSP_SEMANTIC_SCHOLAR_API_KEY"),
+            openalex_api_key=_secret(opts, env, "openalexApiKey", "CITELSP_OPENALEX_API_KEY"),
+            ncbi_api_key=_secret(opts, env, "ncbiApiKey", "CITELSP_NCBI_API_KEY"),
+            ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
+            cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+            endpoints=endpoints,
+        )
+
+    def with_changes(self, **changes) -> Settings:
+        return replace(self, **changes)
+
+    def endpoint(self, name: str) -> Endpoint:
+        return self.endpoints[name]
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never appear in logs, hovers or reports."""
+        return tuple(
+            s
+            for s in (self.semantic_scholar_api_key, self.openalex_api_key, self.ncbi_api_key)
+            if s
+        )
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("CITELSP_CACHE_DIR")
+    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("citelsp"))
+
+
+def _unwrap(options: Mapping) -> Mapping:
+    """Accept both ``{"citelsp": {...}}`` and the bare section."""
+    inner = options.get("citelsp")
+    return inner if isinstance(inner, Mapping) else options
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _int(value, default: int) -> int:
+    try:
+        return int(value) if value is not None and value != "" else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _priority(value, default: str) -> str:
+    return value if value in PRIORITIES else default
+
+
+def _slug_map(value) -> Mapping[str, str] | str | None:
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, str) and value:
+        return value
+    return None
+
+
+def _secret(opts: Mapping, env: Mapping[str, str], option: str, variable: str) -> str | None:
+    value = opts.get(option) or env.get(variable)
+    return str(value) if value else None

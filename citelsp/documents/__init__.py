@@ -1,0 +1,1 @@
+"""Documents: manuscripts and bibliographies parsed into citations and references."""

@@ -1,0 +1,163 @@
+"""LaTeX citations (``\\cite``-family commands) and bibliography declarations.
+
+A regular-expression scanner rather than pylatexenc: pylatexenc gives the span of a braced
+argument but not of each key inside it, has to walk the whole document tree, and needs care
+with unbalanced input; citation commands are regular enough to read in one linear pass.
+Comments, ``\\verb`` and verbatim environments are blanked out first, keeping offsets.
+"""
+
+from __future__ import annotations
+
+import re
+
+from citelsp.documents.model import Citation
+from citelsp.spans import Span
+
+CITE_COMMANDS = frozenset(
+    {
+        "cite", "Cite", "citep", "Citep", "citet", "Citet", "citealp", "Citealp",
+        "citealt", "Citealt", "citeauthor", "Citeauthor", "citeyear", "citeyearpar",
+        "citenum", "citetitle", "Citetitle", "citedate", "citeurl", "fullcite", "footfullcite",
+        "parencite", "Parencite", "textcite", "Textcite", "autocite", "Autocite",
+        "footcite", "Footcite", "footcitetext", "smartcite", "Smartcite", "supercite",
+        "nocite",
+    }
+)  # fmt: skip
+MULTI_CITE_COMMANDS = frozenset(
+    {
+        "cites", "Cites", "parencites", "Parencites", "textcites", "Textcites",
+        "autocites", "Autocites", "footcites", "footcitetexts", "smartcites", "Smartcites",
+        "supercites",
+    }
+)  # fmt: skip
+BIBLIOGRAPHY_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib"})
+
+_VERBATIM_ENVIRONMENTS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment")
+
+_NAMES = sorted(CITE_COMMANDS | MULTI_CITE_COMMANDS | BIBLIOGRAPHY_COMMANDS, key=len, reverse=True)
+_COMMAND = re.compile(r"\\(?P<name>" + "|".join(_NAMES) + r")(?![A-Za-z@])\*?")
+_HIDDEN = re.compile(
+    r"\\\\|\\%|(?P<comment>%)|\\verb\*?(?![A-Za-z])|\\begin\{(?P<env>"
+    + "|".join(re.escape(name) for name in _VERBATIM_ENVIRONMENTS)
+    + r")\}"
+)
+_GAP = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?")
+_BRACED = r"\{(?:[^{}\\]|\\.|\{(?:[^{}\\]|\\.)*\})*\}"
+_OPTIONAL = re.compile(r"\[(?:[^\[\]{}\\]|\\.|" + _BRACED + r")*\]", re.S)
+_PARENTHESISED = re.compile(r"\((?:[^(){}\\]|\\.|" + _BRACED + r")*\)", re.S)
+_KEYS = re.compile(r"\{(?P<keys>[^{}]*)\}")
+_ITEM = re.compile(r"[^,\s]+(?:\s+[^,\s]+)*")
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
+
+
+def parse_latex(uri: str, text: str) -> tuple[list[Citation], list[str]]:
+    """Citations (one per key) and bibliography paths as written (``.bib`` added to
+    ``\\bibliography`` names that lack it)."""
+    source = visible_source(text)
+    citations: list[Citation] = []
+    paths: list[str] = []
+    for m in _COMMAND.finditer(source):
+        name = m.group("name")
+        if name in BIBLIOGRAPHY_COMMANDS:
+            paths.extend(_bibliography(source, m.end(), name))
+        else:
+            citations.extend(_citations(uri, source, m, name))
+    return citations, paths
+
+
+def visible_source(text: str) -> str:
+    """``text`` with comments, ``\\verb`` arguments and verbatim environments blanked by
+    spaces (line breaks kept), so offsets stay those of ``text``."""
+    hidden: list[tuple[int, int]] = []
+    cursor = 0
+    for m in _HIDDEN.finditer(text):
+        if m.start() < cursor:
+            continue
+        if m.group("comment") is not None:
+            end = text.find("\n", m.start())
+            cursor = len(text) if end == -1 else end
+        elif m.group("env") is not None:
+            closing = "\\end{" + m.group("env") + "}"
+            end = text.find(closing, m.end())
+            cursor = len(text) if end == -1 else end + len(closing)
+        elif m.group().startswith("\\verb"):
+            line_end = text.find("\n", m.end())
+            line_end = len(text) if line_end == -1 else line_end
+            end = text.find(text[m.end() : m.end() + 1], m.end() + 1, line_end)
+            if m.end() == line_end or end == -1:
+                continue
+            cursor = end + 1
+        else:
+            continue
+        hidden.append((m.start(), cursor))
+    pieces: list[str] = []
+    last = 0
+    for start, end in hidden:
+        pieces.append(text[last:start])
+        pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list[Citation]:
+    pos = command.end()
+    groups: list[re.Match[str]] = []
+    if name in MULTI_CITE_COMMANDS:
+        pos = _arguments(_PARENTHESISED, source, pos)
+        while True:
+            pos = _arguments(_OPTIONAL, source, pos)
+            keys = _KEYS.match(source, _GAP.match(source, pos).end())
+            if keys is None:
+                break
+            groups.append(keys)
+            pos = keys.end()
+    else:
+        keys = _KEYS.match(source, _GAP.match(source, _arguments(_OPTIONAL, source, pos)).end())
+        if keys is not None:
+            groups.append(keys)
+    if not groups:
+        return []
+    full = Span(command.start(), groups[-1].end())
+    citations: list[Citation] = []
+    for group in groups:
+        for item in _ITEM.finditer(source, group.start("keys"), group.end("keys")):
+            key = item.group()
+            if "#" in key:
+                continue  # a macro parameter in a command definition, not a key
+            wildcard = key == "*"
+            if wildcard and name != "nocite":
+                continue
+            citations.append(
+                Citation(
+                    key=key,
+                    span=Span(item.start(), item.end()),
+                    uri=uri,
+                    syntax="latex",
+                    full_span=full,
+                    wildcard=wildcard,
+                )
+            )
+    return citations
+
+
+def _arguments(pattern: re.Pattern[str], source: str, pos: int) -> int:
+    """Position after up to two optional arguments (pre- and postnote) matching ``pattern``."""
+    for _ in range(2):
+        m = pattern.match(source, _GAP.match(source, pos).end())
+        if m is None:
+            break
+        pos = m.end()
+    return pos
+
+
+def _bibliography(source: str, pos: int, name: str) -> list[str]:
+    pos = _arguments(_OPTIONAL, source, pos)
+    group = _KEYS.match(source, _GAP.match(source, pos).end())
+    if group is None:
+        return []
+    value = group.group("keys").strip()
+    if name != "bibliography":
+        return [value] if value else []
+    names = [item.group() for item in _ITEM.finditer(value)]
+    return [n if n.lower().endswith(".bib") else n + ".bib" for n in names]

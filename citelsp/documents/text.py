@@ -1,0 +1,211 @@
+"""Text folding for comparison: LaTeX decoding, title normalization, name folding.
+
+Every function here is pure and total: it never raises on odd input, because the input is
+whatever a user or an API wrote. Title rules follow seed 004 (base and dotted-acronym
+normalization, the generic-title list) and seed 001 (Chinese-aware equality).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+import unicodedata
+from functools import lru_cache
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+_WS = re.compile(r"\s+")
+_LATEX_TRIGGERS = frozenset("\\{}~$")
+_BRACES = re.compile(r"[{}]")
+_ESCAPED_CHAR = re.compile(r"\\([&%$#_{}~^])")
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
+
+
+def collapse_whitespace(s: str) -> str:
+    return _WS.sub(" ", s).strip()
+
+
+@lru_cache(maxsize=1)
+def _latex_converter() -> LatexNodes2Text:
+    """Built on first use: constructing pylatexenc's tables is slow."""
+    return LatexNodes2Text(math_mode="text")
+
+
+def _dashes(s: str) -> str:
+    """TeX ligatures for dashes, applied on the fast path too so both paths agree."""
+    return s.replace("---", "\u2014").replace("--", "\u2013") if "--" in s else s
+
+
+@lru_cache(maxsize=65536)
+def latex_decode(s: str) -> str:
+    """Decode LaTeX escapes, accents and grouping braces to plain Unicode text.
+
+    ``{\\"u}`` → ü, ``\\&`` → &, ``{BERT}`` → BERT, ``\\_`` → _, ``--`` → –, ``~`` → space;
+    math is kept as text. Never raises: on a parser failure the braces are simply dropped.
+    """
+    if _LATEX_TRIGGERS.isdisjoint(s):
+        return collapse_whitespace(_dashes(s))
+    try:
+        # A bare "%" in a field is a percent sign to its author, not a LaTeX comment.
+        decoded = _latex_converter().latex_to_text(_BARE_PERCENT.sub(r"\\%", s))
+    except Exception:  # pylatexenc is tolerant, but a decoder must never break a parse
+        decoded = _dashes(_BRACES.sub("", _ESCAPED_CHAR.sub(r"\1", s)))
+    return collapse_whitespace(decoded.replace("\xa0", " "))
+
+
+def unescape_latex_chars(s: str) -> str:
+    """Only the character escapes (``\\_`` → ``_``): for URLs and identifiers, where a full
+    decode would turn ``--`` or ``~`` into typography."""
+    return _ESCAPED_CHAR.sub(r"\1", s)
+
+
+# --- Titles (seed 004 §0.1, §0.12, §0.13) ---------------------------------------------------
+
+_PUNCTUATION = re.compile(r"[^\w\s]|_")
+_DOTTED_ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+
+_GENERIC_TITLE_LIST = """
+editorial, guest editorial, editorial comment, introduction, preface, foreword,
+letter, letters, letter to the editor, letters to the editor, reply, comment,
+commentary, response, correspondence, book review, book reviews, review, news,
+obituary, in memoriam, acknowledgements, front matter, back matter,
+table of contents, abstracts, abstract, proceedings, keynote, panel discussion,
+workshop summary, special issue, untitled, note, notes, highlights, errata,
+erratum, corrigendum, addendum, author correction, publisher correction,
+retraction, expression of concern, short communication, rapid communication,
+brief communication, short report, brief report, technical report, meeting report,
+conference report, case report, case study, research article, original article,
+original research, short paper, perspective, perspectives, viewpoint, opinion,
+discussion, summary, conclusion, conclusions, abstract only, supplementary material
+"""
+GENERIC_TITLES: frozenset[str] = frozenset(t.strip() for t in _GENERIC_TITLE_LIST.split(","))
+"""Seed 004 §0.12.2, copied exactly: normalized titles that never match on title alone."""
+
+
+def normalize_title(s: str) -> str:
+    """Base normalization: lowercase, punctuation to space, whitespace collapsed."""
+    return collapse_whitespace(_PUNCTUATION.sub(" ", s.lower()))
+
+
+def normalize_title_acronym(s: str) -> str:
+    """Base normalization after collapsing dotted acronym runs (``R.A.G.`` → ``rag``)."""
+    return normalize_title(_DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), s))
+
+
+def titles_equal(a: str, b: str) -> bool:
+    """Exact normalized equality: base-equal OR acronym-equal (seed 004 §0.13). Empty titles
+    never compare equal: they carry no evidence."""
+    base_a, base_b = normalize_title(a), normalize_title(b)
+    if base_a and base_a == base_b:
+        return True
+    acr_a = normalize_title_acronym(a)
+    return bool(acr_a) and acr_a == normalize_title_acronym(b)
+
+
+def title_similarity(a: str, b: str) -> float:
+    """Max of SequenceMatcher ratios over the base and acronym forms; the acronym pre-pass
+    can only raise a score (seed 004 §0.1, F4)."""
+    base = difflib.SequenceMatcher(None, normalize_title(a), normalize_title(b)).ratio()
+    acronym = difflib.SequenceMatcher(
+        None, normalize_title_acronym(a), normalize_title_acronym(b)
+    ).ratio()
+    return max(base, acronym)
+
+
+def is_generic_title(s: str) -> bool:
+    """Byte-equality of the normalized title with the closed list; never a substring test."""
+    return normalize_title(s) in GENERIC_TITLES
+
+
+# --- Chinese titles (seed 001, "Chinese title matching") ------------------------------------
+
+_HAN_CLASS = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0002a6df\U0002a700-\U0002ebef\U00030000-\U0003134f"
+)
+_HAN = re.compile(f"[{_HAN_CLASS}]")
+_SPACE_TOUCHING_HAN = re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+")
+_FULLWIDTH_ASCII = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}
+_WRAPPERS = {"《": "》", "「": "」", "『": "』", "【": "】", "\u201c": "\u201d", "\u2018": "\u2019"}
+
+
+def has_han(s: str) -> bool:
+    return _HAN.search(s) is not None
+
+
+def _unwrap(s: str) -> str:
+    while len(s) >= 2 and _WRAPPERS.get(s[0]) == s[-1]:
+        s = s[1:-1].strip()
+    return s
+
+
+def normalize_cn_title(s: str) -> str:
+    """Conservative Chinese-aware form: fold fullwidth ASCII only, collapse whitespace, drop
+    whitespace touching Han, strip outer title wrappers and one terminal ``。``/``.``.
+    Case is kept and NFKC is not applied: either would merge distinct scientific names."""
+    s = collapse_whitespace(s.translate(_FULLWIDTH_ASCII))
+    s = _unwrap(_SPACE_TOUCHING_HAN.sub("", s))
+    if s.endswith(("。", ".")):
+        s = s[:-1].rstrip()
+    return _unwrap(s)
+
+
+def cn_titles_equal(a: str, b: str) -> bool:
+    """Exact equality after Chinese-aware normalization; the fuzzy ratio plays no part."""
+    norm_a = normalize_cn_title(a)
+    return bool(norm_a) and norm_a == normalize_cn_title(b)
+
+
+# --- Titles and names from APIs and entries -------------------------------------------------
+
+_ANNOTATION = re.compile(
+    r"<(?:\w+:)?annotation(?:-xml)?\b[^>]*>.*?</(?:\w+:)?annotation(?:-xml)?\s*>", re.S | re.I
+)
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def clean_markup(s: str) -> str:
+    """A title from an API as plain text: HTML entities unescaped until stable (``&amp;lt;``
+    happens), tags and MathML markup replaced by spaces (MathML's TeX annotations dropped,
+    so a formula is not read twice)."""
+    for _ in range(5):
+        unescaped = html.unescape(s)
+        if unescaped == s:
+            break
+        s = unescaped
+    if "<" in s:
+        s = _TAG.sub(" ", _ANNOTATION.sub(" ", s))
+    return collapse_whitespace(s)
+
+
+def _strip_accents(s: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def fold_name(s: str) -> str:
+    """A family name folded for comparison: LaTeX decoded, accents dropped, casefolded."""
+    if "\\" in s or "{" in s:
+        s = latex_decode(s)
+    return collapse_whitespace(_strip_accents(s).casefold())
+
+
+_LETTER_COMMANDS = re.compile(r"\\(i|j|aa|AA)(?![A-Za-z])")
+_CONTROL_SEQUENCE = re.compile(r"\\(?:[A-Za-z]+|.)")
+_NOT_KEY_CHAR = re.compile(f"[^a-z0-9{_HAN_CLASS}]+")
+
+
+def _command_letters(m: re.Match[str]) -> str:
+    """The ASCII letter a decoded command leaves (``\\i`` → i, ``\\aa`` → a)."""
+    return m.group(1)[0]
+
+
+def cheap_title_key(raw: str) -> str:
+    """A coarse fold of an undecoded title, equal for any two titles that are equal after
+    ``latex_decode`` and normalization: ASCII letters and digits (accents stripped) and Han
+    characters only; LaTeX commands dropped. Used to bucket titles before decoding."""
+    if "\\" in raw:
+        raw = _CONTROL_SEQUENCE.sub("", _LETTER_COMMANDS.sub(_command_letters, raw))
+    if not raw.isascii():
+        raw = _strip_accents(raw)
+    return _NOT_KEY_CHAR.sub("", raw.lower())

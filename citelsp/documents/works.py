@@ -1,0 +1,226 @@
+"""What a reference claims about its work, decoded for comparison and display.
+
+``Reference.work`` calls ``work_of`` lazily, so a large library is decoded only where a
+check or a lookup needs it. Identifiers (DOI, arXiv) are not part of a Work: they are read
+from the raw fields by the resolution layer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from citelsp.documents.model import Person, Reference, Work
+from citelsp.documents.text import clean_markup, collapse_whitespace, latex_decode
+from citelsp.documents.text import unescape_latex_chars as unescape
+
+_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_AND = re.compile(r"\s+and\s+", re.I)
+_ISSN_SPLIT = re.compile(r"[,;\s]+")
+_URL_COMMAND = re.compile(r"^\s*\\url\s*\{(.*)\}\s*$", re.S)
+
+
+def work_of(ref: Reference) -> Work:
+    if ref.source_format == "bibtex":
+        return _bibtex_work(ref)
+    return _csl_work(ref.csl or {})
+
+
+# --- BibTeX ----------------------------------------------------------------------------------
+
+
+def _bibtex_work(ref: Reference) -> Work:
+    def decoded(*names: str) -> str | None:
+        for name in names:
+            value = ref.value(name)
+            if value is not None and (text := latex_decode(value)):
+                return text
+        return None
+
+    authors, et_al = parse_bibtex_names(ref.value("author") or "")
+    url = ref.value("url")
+    issn = ref.value("issn")
+    return Work(
+        title=decoded("title"),
+        authors=authors,
+        year=_year(ref.value("year")) or _year(ref.value("date")),
+        venue=decoded("journal", "journaltitle", "booktitle"),
+        volume=decoded("volume"),
+        issue=decoded("number", "issue"),
+        pages=decoded("pages"),
+        publisher=decoded("publisher"),
+        url=_bibtex_url(url) if url else None,
+        issn=tuple(_ISSN_SPLIT.split(unescape(issn).strip())) if issn and issn.strip() else (),
+        language=decoded("language", "langid"),
+        manual=(decoded("citelsp") or "").casefold() == "manual",
+        has_et_al=et_al,
+    )
+
+
+def parse_bibtex_names(value: str) -> tuple[tuple[Person, ...], bool]:
+    """Split a BibTeX name list on ``and`` at brace depth 0 and parse each name.
+
+    Returns the people and whether the list ended in ``and others`` (et al.).
+    """
+    people: list[Person] = []
+    et_al = False
+    for name in _split_top_level(value, _AND):
+        name = name.strip()
+        if not name:
+            continue
+        if name.casefold() == "others":
+            et_al = True
+            continue
+        people.append(parse_bibtex_name(name))
+    return tuple(people), et_al
+
+
+def parse_bibtex_name(name: str) -> Person:
+    """One name in any of BibTeX's three forms: "First von Last", "von Last, First",
+    "von Last, Jr, First". A name wholly in braces is an organization (``literal``)."""
+    name = name.strip()
+    if _wholly_braced(name):
+        return Person(family=latex_decode(name), literal=True)
+    parts = [p.strip() for p in _split_top_level(name, re.compile(","))]
+    if len(parts) == 1:
+        words = _split_top_level(parts[0], re.compile(r"\s+"))
+        words = [w for w in words if w]
+        if len(words) <= 1:
+            return Person(family=latex_decode(parts[0]))
+        # The family name starts at the first lowercase "von" word, else it is the last word.
+        first_von = next((i for i, w in enumerate(words[:-1]) if i > 0 and _is_lower(w)), None)
+        split = first_von if first_von is not None else len(words) - 1
+        return Person(
+            family=latex_decode(" ".join(words[split:])),
+            given=latex_decode(" ".join(words[:split])),
+        )
+    # "von Last, Jr, First": the Jr part is left out, as family names are what is compared.
+    return Person(family=latex_decode(parts[0]), given=latex_decode(parts[-1]))
+
+
+def _split_top_level(value: str, separator: re.Pattern[str]) -> list[str]:
+    """Split on ``separator`` only where the brace depth is 0."""
+    pieces: list[str] = []
+    depth = 0
+    start = 0
+    pos = 0
+    while pos < len(value):
+        c = value[pos]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and (m := separator.match(value, pos)) is not None and m.end() > pos:
+            pieces.append(value[start:pos])
+            start = pos = m.end()
+            continue
+        pos += 1
+    pieces.append(value[start:])
+    return pieces
+
+
+def _wholly_braced(name: str) -> bool:
+    if not (name.startswith("{") and name.endswith("}")):
+        return False
+    depth = 0
+    for i, c in enumerate(name):
+        depth += c == "{"
+        depth -= c == "}"
+        if depth == 0 and i < len(name) - 1:
+            return False
+    return True
+
+
+def _is_lower(word: str) -> bool:
+    """A "von" word: its first letter at brace depth 0 is lowercase."""
+    depth = 0
+    for c in word:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and c.isalpha():
+            return c.islower()
+    return False
+
+
+def _bibtex_url(value: str) -> str | None:
+    """A URL as written, minus ``\\url{}`` and character escapes; never typeset."""
+    m = _URL_COMMAND.match(value)
+    url = unescape(m.group(1) if m else value).strip()
+    return url or None
+
+
+def _year(value: Any) -> int | None:
+    if value is None:
+        return None
+    m = _YEAR.search(str(value))
+    return int(m.group(1)) if m else None
+
+
+# --- CSL -------------------------------------------------------------------------------------
+
+
+def _csl_work(item: dict) -> Work:
+    item = {str(k).lower(): v for k, v in item.items()}  # "URL" and "url" alike
+
+    def text(name: str) -> str | None:
+        value = item.get(name)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value is None or isinstance(value, dict):
+            return None
+        cleaned = clean_markup(str(value)) if isinstance(value, str) else str(value)
+        return cleaned or None
+
+    author = item.get("author")
+    people = author if isinstance(author, list) else []
+    authors = tuple(_csl_person(p) for p in people if isinstance(p, dict))
+    note = item.get("note")
+    return Work(
+        title=text("title"),
+        authors=authors,
+        year=_csl_year(item.get("issued")),
+        venue=text("container-title"),
+        volume=text("volume"),
+        issue=text("issue"),
+        pages=text("page"),
+        publisher=text("publisher"),
+        url=text("url"),
+        issn=_csl_issn(item.get("issn")),
+        language=text("language"),
+        manual=isinstance(note, str) and "citelsp:manual" in note,
+    )
+
+
+def _csl_person(person: dict) -> Person:
+    if person.get("literal"):
+        return Person(family=collapse_whitespace(str(person["literal"])), literal=True)
+    family = " ".join(
+        str(p) for p in (person.get("non-dropping-particle"), person.get("family")) if p
+    )
+    given = str(person.get("given") or "")
+    if not family:  # seed 001: some records put the whole name into "given"
+        return Person(family=collapse_whitespace(given))
+    return Person(family=collapse_whitespace(family), given=collapse_whitespace(given))
+
+
+def _csl_year(issued: Any) -> int | None:
+    if isinstance(issued, dict):
+        parts = issued.get("date-parts")
+        if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+            year = _year(parts[0][0])
+            if year is not None:
+                return year
+        return next(
+            (y for k in ("raw", "literal", "year") if (y := _year(issued.get(k))) is not None),
+            None,
+        )
+    if isinstance(issued, list) and issued:
+        return _csl_year(issued[0])
+    return _year(issued)
+
+
+def _csl_issn(value: Any) -> tuple[str, ...]:
+    values = value if isinstance(value, list) else [value] if value else []
+    return tuple(part for v in values for part in _ISSN_SPLIT.split(str(v).strip()) if part)

@@ -1,0 +1,69 @@
+"""Server state: the corpus of open documents, debounced publishing, background tasks.
+
+Handlers mutate the corpus quickly; diagnostics are computed after a debounce that fires at
+once for an isolated edit and coalesces bursts (leading and trailing edge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+
+from citelsp.config import Settings
+from citelsp.documents.project import Corpus
+
+log = logging.getLogger(__name__)
+
+
+class ServerState:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.corpus = Corpus(self.settings)
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._last_run: dict[str, float] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    def set_roots(self, roots: list[Path]) -> None:
+        self.corpus.roots = roots
+        self.corpus.invalidate_disk()
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.corpus.settings = settings
+        self.corpus.invalidate_disk()
+
+    def debounce(self, key: str, action: Callable[[], None]) -> None:
+        """Run ``action`` now if nothing ran for ``key`` within the interval, else once later."""
+        loop = asyncio.get_running_loop()
+        delay = self.settings.debounce_ms / 1000
+        now = time.monotonic()
+        pending = self._timers.pop(key, None)
+        if pending is not None:
+            pending.cancel()
+        if pending is None and now - self._last_run.get(key, -1e9) >= delay:
+            self._last_run[key] = now
+            action()
+            return
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            self._last_run[key] = time.monotonic()
+            action()
+
+        self._timers[key] = loop.call_later(delay, fire)
+
+    def run_task(self, coro: Coroutine, name: str) -> asyncio.Task:
+        """Keep every background task referenced and log its failure (never lose an error)."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("task %s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task

@@ -1,0 +1,18 @@
+"""Renderings of a check result: text, JSON, SARIF, Markdown checklist, ARS summaries, ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from citelsp.check import CheckResult
+from citelsp.reports import json as json_report
+from citelsp.reports import ledger, markdown, sarif, text
+
+RENDERERS: dict[str, Callable[[CheckResult], str]] = {
+    "text": text.render,
+    "json": json_report.render,
+    "sarif": sarif.render,
+    "markdown": markdown.render,
+    "ars": json_report.render_ars,
+    "ledger": ledger.render,
+}

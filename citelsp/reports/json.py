@@ -1,0 +1,69 @@
+"""``{"summaries", "outcomes", "checklist", "diagnostics"}`` (DESIGN.md §10) and ``ars``."""
+
+from __future__ import annotations
+
+import json
+
+from citelsp.check import CheckResult
+from citelsp.reports.rows import SEVERITY_NAME, rows
+
+
+def outcome_dict(outcome) -> dict:
+    return {
+        "status": outcome.status,
+        "queried_by": outcome.queried_by,
+        "response_summary": outcome.summary,
+        "reason": outcome.reason,
+        "checked_at": outcome.checked_at.isoformat() if outcome.checked_at else None,
+        "from_cache": outcome.from_cache,
+        "matched_title": outcome.record.title if outcome.record else None,
+        "url": outcome.url,
+    }
+
+
+def data(result: CheckResult) -> dict:
+    outcomes = []
+    checklist = []
+    for c in result.checked:
+        res = c.verified.resolution
+        outcomes.append({
+            "citation_key": c.reference.key,
+            "resolvers": {name: outcome_dict(o) for name, o in res.outcomes.items()},
+            "cache_age_days": res.cache_age_days,
+            "cache_stale_advisory": res.cache_stale_advisory,
+        })
+        item = c.verified.verification.item
+        if item is not None:
+            entry = item.to_dict()
+            if c.decision is not None and not c.decision_stale:
+                entry["human_decision"] = {"decision": c.decision.decision,
+                                           "note": c.decision.note,
+                                           "decided_at": c.decision.decided_at}
+            checklist.append(entry)
+    diagnostics = [
+        {
+            "path": row.path,
+            "range": {
+                "start": {"line": row.start[0], "character": row.start[1]},
+                "end": {"line": row.end[0], "character": row.end[1]},
+            },
+            "severity": SEVERITY_NAME[row.severity],
+            "code": row.code,
+            "message": row.message,
+        }
+        for row in rows(result)
+    ]
+    return {
+        "summaries": result.summaries(),
+        "outcomes": outcomes,
+        "checklist": checklist,
+        "diagnostics": diagnostics,
+    }
+
+
+def render(result: CheckResult) -> str:
+    return json.dumps(data(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_ars(result: CheckResult) -> str:
+    return json.dumps(result.summaries(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,56 @@
+"""A claim ledger (seed 002 ``Fact``): one fact per reference, "this work exists as cited"."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from citelsp.check import Checked, CheckResult
+from citelsp.verdict.decisions import identity_of
+
+VERIFICATION = {"true": "verified", "false": "refuted", "unresolvable": "undetermined"}
+STATE = {"matched": "ai_verified", "unmatched": "unverified", "unreachable": "needs_human_check"}
+
+
+def fact(checked: Checked, generated_at: str) -> dict:
+    ref = checked.reference
+    v = checked.verified
+    identity = identity_of(v.resolution.ids, ref.work)
+    decision = checked.decision if not checked.decision_stale else None
+    sources = []
+    for name, outcome in v.resolution.outcomes.items():
+        if outcome.status == "skipped":
+            continue
+        source = {
+            "title": (outcome.record.title if outcome.record and outcome.record.title else name),
+            "domain": name,
+            "state": "human_verified" if decision and decision.decision == "verified"
+            else STATE[outcome.status],
+            "stateReason": "reachable" if outcome.status != "unreachable" else "unreachable",
+        }
+        if outcome.url:
+            source["url"] = outcome.url
+            source["decision_url"] = outcome.url
+        if outcome.checked_at:
+            source["retrievedAt"] = outcome.checked_at.isoformat()
+        sources.append(source)
+    approval = {"verified": "approved", "rejected": "rejected"}.get(
+        decision.decision if decision else "", "pending")
+    title = ref.work.title or ref.key
+    return {
+        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"citelsp:{ref.key}:{identity}")),
+        "claim": f"The work cited as '{ref.key}' (“{title}”) exists as cited.",
+        "figure": None,
+        "provenance": "imported",
+        "sources": sources,
+        "verification": VERIFICATION[v.verification.verdict],
+        "approval": approval,
+        "section_binding": None,
+        "updated_at": decision.decided_at if decision else generated_at,
+    }
+
+
+def render(result: CheckResult) -> str:
+    stamp = result.generated_at.isoformat().replace("+00:00", "Z")
+    return json.dumps([fact(c, stamp) for c in result.checked], indent=2,
+                      ensure_ascii=False) + "\n"

@@ -1,0 +1,76 @@
+"""SARIF 2.1.0: one rule per reason code, one result per diagnostic (columns in code points)."""
+
+from __future__ import annotations
+
+import json
+
+from citelsp import __version__
+from citelsp.check import CheckResult
+from citelsp.documents.model import Severity
+from citelsp.reports.rows import rows
+from citelsp.verdict.reasons import README_URL, REASONS, doc_url
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFORMATION: "note",
+    Severity.HINT: "note",
+}
+
+
+def data(result: CheckResult) -> dict:
+    found = rows(result)
+    codes = sorted({r.code for r in found})
+    rules = []
+    for code in codes:
+        info = REASONS.get(code)
+        rule = {
+            "id": code,
+            "name": code.title().replace("_", ""),
+            "shortDescription": {"text": info.summary if info else code},
+            "helpUri": doc_url(code),
+        }
+        if info is not None:
+            rule["defaultConfiguration"] = {"level": LEVELS[info.severity]}
+        rules.append(rule)
+    index = {code: i for i, code in enumerate(codes)}
+    results = [
+        {
+            "ruleId": r.code,
+            "ruleIndex": index[r.code],
+            "level": LEVELS[r.severity],
+            "message": {"text": r.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": r.path.replace("\\", "/")},
+                    "region": {
+                        "startLine": r.start[0] + 1,
+                        "startColumn": r.start[1] + 1,
+                        "endLine": r.end[0] + 1,
+                        "endColumn": r.end[1] + 1,
+                    },
+                }
+            }],
+            "properties": {"priority": r.priority, **({"citationKey": r.key} if r.key else {})},
+        }
+        for r in found
+    ]
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "citelsp",
+                "version": __version__,
+                "informationUri": README_URL,
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def render(result: CheckResult) -> str:
+    return json.dumps(data(result), indent=2, ensure_ascii=False) + "\n"

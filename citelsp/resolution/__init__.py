@@ -1,0 +1,1 @@
+"""Resolution: asking bibliographic sources about references and reading their answers."""

@@ -1,0 +1,233 @@
+"""The answer cache: what each source said, never what we decided from it (DESIGN.md §8).
+
+Entries are keyed by resolver, query form, normalized query and ``CACHE_VERSION``, and stored as
+JSON text (no pickles) in diskcache, which is safe for several processes sharing one directory.
+The cache is an optimisation: any failure to read is a miss, any failure to write is ignored,
+and a corrupt database is rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import diskcache
+
+from citelsp.resolution.outcome import (
+    Agency,
+    Answer,
+    Found,
+    Handle,
+    Malformed,
+    NotFound,
+    Record,
+    Unreachable,
+)
+
+CACHE_VERSION = "1"
+"""Bump whenever what is stored, how it is parsed, or what a lookup asks changes."""
+
+DAY_S = 86400.0
+FOUND_TTL_DAYS = 90
+NOT_FOUND_TTL_DAYS = 7
+RETRACTION_TTL_DAYS = 30
+_DATABASE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
+_INLINE_LIMIT = 1 << 22
+"""Keep every value inside sqlite, so that rebuilding means deleting the database files only."""
+_LOCK_TIMEOUT_S = 10.0
+
+log = logging.getLogger("citelsp.cache")
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    answer: Answer
+    stored_at: datetime
+    age_days: float
+    stale: bool
+    """Older than the ``stale_days`` setting: still used, but flagged (cache_stale_advisory)."""
+
+
+class AnswerCache:
+    """Answers by (resolver, form, query) under one directory, shared safely between processes."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        version: str = CACHE_VERSION,
+        stale_days: int = 30,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._directory = Path(directory)
+        self._version = version
+        self._stale_days = stale_days
+        self._clock = clock
+        self._cache = self._open()
+
+    def get(self, resolver: str, form: str, query: str) -> CachedAnswer | None:
+        """The stored answer; ``None`` when absent, expired, of another version or unreadable."""
+        if self._cache is None:
+            return None
+        try:
+            raw = self._cache.get(self._key(resolver, form, query))
+        except Exception as exc:  # a cache failure is a miss, never an error
+            self._failed("read", exc)
+            return None
+        if not isinstance(raw, str):
+            return None
+        try:
+            entry = json.loads(raw)
+            if entry["version"] != self._version:
+                return None
+            stored_at, expires_at = float(entry["stored_at"]), float(entry["expires_at"])
+            answer = _decode(entry["answer"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        now = self._clock()
+        if now >= expires_at:
+            return None
+        age_days = max(0.0, now - stored_at) / DAY_S
+        return CachedAnswer(
+            answer=answer,
+            stored_at=datetime.fromtimestamp(stored_at, UTC),
+            age_days=age_days,
+            stale=self._stale_days > 0 and age_days > self._stale_days,
+        )
+
+    def put(
+        self, resolver: str, form: str, query: str, answer: Answer, *, kind: str | None = None
+    ) -> None:
+        """Store ``answer`` (never an ``Unreachable``); ``kind="retraction"`` lives 30 days."""
+        if isinstance(answer, Unreachable) or self._cache is None:
+            return
+        now = self._clock()
+        ttl_s = _ttl_days(answer, kind) * DAY_S
+        try:
+            value = json.dumps(
+                {
+                    "version": self._version,
+                    "stored_at": now,
+                    "expires_at": now + ttl_s,
+                    "answer": _encode(answer),
+                }
+            )
+            self._cache.set(self._key(resolver, form, query), value, expire=ttl_s)
+        except Exception as exc:  # a cache failure must not stop a verification
+            self._failed("write", exc)
+
+    def delete(self, resolver: str, form: str, query: str) -> None:
+        if self._cache is None:
+            return
+        try:
+            self._cache.delete(self._key(resolver, form, query))
+        except Exception as exc:
+            self._failed("delete", exc)
+
+    def clear(self) -> None:
+        if self._cache is None:
+            return
+        try:
+            self._cache.clear()
+        except Exception as exc:
+            self._failed("clear", exc)
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def _key(self, resolver: str, form: str, query: str) -> str:
+        """The version is part of the key, so another version's entry is never even read."""
+        return json.dumps([self._version, resolver, form, query.strip().lower()])
+
+    def _open(self) -> diskcache.Cache | None:
+        try:
+            return self._connect()
+        except Exception as exc:
+            log.warning("answer cache in %s is unreadable (%s); rebuilding it",
+                        self._directory, type(exc).__name__)
+        return self._open_rebuilt()
+
+    def _connect(self) -> diskcache.Cache:
+        return diskcache.Cache(
+            str(self._directory), timeout=_LOCK_TIMEOUT_S, disk_min_file_size=_INLINE_LIMIT
+        )
+
+    def _remove_database(self) -> None:
+        """Delete only diskcache's database files: the directory may hold other things."""
+        for name in _DATABASE_FILES:
+            (self._directory / name).unlink(missing_ok=True)
+
+    def _failed(self, action: str, exc: Exception) -> None:
+        log.warning("answer cache %s failed (%s: %s)", action, type(exc).__name__, exc)
+        if _is_corruption(exc):
+            if self._cache is not None:
+                try:
+                    self._cache.close()
+                except Exception:
+                    log.debug("closing the corrupt answer cache failed", exc_info=True)
+            self._cache = self._open_rebuilt()
+
+    def _open_rebuilt(self) -> diskcache.Cache | None:
+        try:
+            self._remove_database()
+            return self._connect()
+        except Exception as exc:
+            log.warning("answer cache in %s disabled (%s)", self._directory, type(exc).__name__)
+            return None
+
+
+def _is_corruption(exc: Exception) -> bool:
+    """sqlite reports a damaged or foreign file as a plain DatabaseError (locks are subclasses)."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+def _ttl_days(answer: Answer, kind: str | None) -> float:
+    if kind == "retraction":
+        return RETRACTION_TTL_DAYS
+    match answer:
+        case Found():
+            return FOUND_TTL_DAYS
+        case Agency(name=name):
+            return FOUND_TTL_DAYS if name else NOT_FOUND_TTL_DAYS
+        case Handle(exists=exists):
+            return FOUND_TTL_DAYS if exists else NOT_FOUND_TTL_DAYS
+        case _:
+            return NOT_FOUND_TTL_DAYS
+
+
+def _encode(answer: Answer) -> dict:
+    match answer:
+        case Found(records=records):
+            return {"type": "found", "records": [r.to_dict() for r in records]}
+        case NotFound(detail=detail):
+            return {"type": "not_found", "detail": detail}
+        case Agency(name=name):
+            return {"type": "agency", "name": name}
+        case Handle(exists=exists):
+            return {"type": "handle", "exists": exists}
+        case Malformed(detail=detail):
+            return {"type": "malformed", "detail": detail}
+    raise TypeError(f"{type(answer).__name__} is not cached")
+
+
+def _decode(data: dict) -> Answer:
+    match data["type"]:
+        case "found":
+            return Found(tuple(Record.from_dict(r) for r in data["records"]))
+        case "not_found":
+            return NotFound(data["detail"])
+        case "agency":
+            return Agency(data["name"])
+        case "handle":
+            return Handle(bool(data["exists"]))
+        case "malformed":
+            return Malformed(data["detail"])
+    raise ValueError(f"unknown cached answer type {data['type']!r}")

@@ -1,0 +1,149 @@
+"""The DOI system itself: registration agency (doiRA), Handle existence, CSL content negotiation.
+
+doiRA only routes; Handle ``responseCode`` decides whether a DOI exists (DESIGN.md §5); CSL
+content negotiation gives a title for agencies no index covers. The shapes are checked strictly
+(seed 001): anything unexpected is ``Unreachable``, never an answer.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from citelsp.config import Settings
+from citelsp.resolution import records as r
+from citelsp.resolution.http import HttpClient, quote_path
+from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
+
+SOURCE = "doi_registry"
+CSL_JSON = "application/vnd.citationstyles.csl+json"
+UNKNOWN_PREFIX_STATUS = "DOI does not exist"
+HANDLE_EXISTS, HANDLE_MISSING = 1, 100
+YEAR_FIELDS = ("issued", "published-print", "published-online")
+
+
+class DoiRegistryClient:
+    """Asks doi.org and hdl.handle.net; every method answers, none raises."""
+
+    def __init__(self, http: HttpClient, settings: Settings) -> None:
+        self._http = http
+        self._settings = settings
+
+    async def agency(self, prefix: str) -> Agency | Unreachable:
+        """``GET /doiRA/{prefix}`` → ``[{"DOI": prefix, "RA": "Crossref"}]``.
+
+        An unknown prefix is ``Agency(None)``: doi.org answers it with a documented status row.
+        """
+        response = await self._http.get(SOURCE, f"/doiRA/{quote_path(prefix)}")
+        if isinstance(response, Unreachable):
+            return response
+        if response.status != 200:
+            return r.unexpected(SOURCE, response)
+        try:
+            rows = r.items(r.json_of(response), "doiRA body")
+        except r.BodyError as exc:
+            return r.malformed(SOURCE, exc)
+        if len(rows) != 1 or not isinstance(rows[0], dict):
+            return Unreachable(f"doiRA answered {len(rows)} rows for {prefix}")
+        row = rows[0]
+        echo = row.get("DOI")
+        if not isinstance(echo, str) or echo.strip().lower() != prefix.lower():
+            return Unreachable(f"doiRA answered for another prefix than {prefix}")
+        if "RA" not in row:
+            if row.get("status") == UNKNOWN_PREFIX_STATUS:
+                return Agency(None)
+            return Unreachable(f"doiRA row for {prefix} has neither RA nor the documented status")
+        agency = row["RA"]
+        if not isinstance(agency, str) or not agency.strip() or _has_control(agency):
+            return Unreachable(f"doiRA gave a malformed RA for {prefix}")
+        return Agency(agency.strip())
+
+    async def handle(self, doi: str) -> Handle | Unreachable:
+        """``GET /api/handles/{doi}``: ``responseCode`` 1 or 100, as exact JSON integers.
+
+        The proxy answers a missing handle with HTTP 404 and ``{"responseCode": 100, …}``.
+        """
+        response = await self._http.get("handle", f"/api/handles/{quote_path(doi)}")
+        if isinstance(response, Unreachable):
+            return response
+        if response.status not in (200, 404):
+            return Unreachable(f"Handle proxy answered HTTP {response.status}")
+        try:
+            body = r.mapping(r.json_of(response), "Handle body")
+        except r.BodyError as exc:
+            return r.malformed("Handle", exc)
+        code = body.get("responseCode")
+        if type(code) is not int or code not in (HANDLE_EXISTS, HANDLE_MISSING):
+            return Unreachable(f"Handle proxy answered an unknown responseCode {code!r:.40}")
+        if code == HANDLE_EXISTS and response.status != 200:
+            return Unreachable("Handle proxy answered responseCode 1 with an error status")
+        echo = body.get("handle")
+        if echo is not None and (not isinstance(echo, str) or echo.lower() != doi.lower()):
+            return Unreachable(f"Handle proxy answered for another handle than {doi}")
+        return Handle(code == HANDLE_EXISTS)
+
+    async def csl(self, doi: str) -> Found | NotFound | Unreachable:
+        """``GET https://doi.org/{doi}``, ``Accept: CSL-JSON``; the HTTP layer follows redirects."""
+        response = await self._http.get(SOURCE, f"/{quote_path(doi)}", accept=CSL_JSON)
+        if isinstance(response, Unreachable):
+            return response
+        if missing := r.not_found(SOURCE, response):
+            return missing
+        if not 200 <= response.status < 300:
+            return r.unexpected(SOURCE, response)
+        if "json" not in response.content_type.lower():
+            return Unreachable(f"content negotiation gave {response.content_type[:60]!r}, not CSL")
+        try:
+            record = parse_csl(r.mapping(r.json_of(response), "CSL item"))
+        except r.PARSE_ERRORS as exc:
+            return r.malformed("CSL", exc)
+        if record.doi is not None and record.doi != doi.lower():
+            return Unreachable(f"CSL item is for {record.doi}, not {doi}")
+        return Found((record,))
+
+
+def parse_csl(item: dict) -> Record:
+    """One CSL-JSON item; ``title`` and ``container-title`` may be strings or lists."""
+    titles = r.clean_titles(item.get("title")) + r.clean_titles(item.get("original-title"))
+    venues = r.strings(item.get("container-title"))
+    venue = venues[0] if venues else None
+    echo = item.get("DOI")
+    doi = r.doi(echo)
+    if echo is not None and not doi:
+        raise r.BodyError("malformed DOI echo")
+    return Record(
+        source=SOURCE,
+        title=titles[0] if titles else None,
+        titles=r.title_variants(titles, r.clean_titles(item.get("subtitle"))),
+        short_titles=r.main_titles(titles, r.clean_titles(item.get("short-title"))),
+        authors=r.people(item.get("author"), _author),
+        years=r.unique(r.date_parts_year(item.get(k)) for k in YEAR_FIELDS),
+        venue=venue,
+        venue_aliases=r.unique(
+            [*venues, *r.strings(item.get("container-title-short"))], besides=venue
+        ),
+        issns=r.unique(r.strings(item.get("ISSN"))),
+        volume=r.text(item.get("volume")),
+        issue=r.text(item.get("issue")),
+        first_page=r.first_page(item.get("page")),
+        doi=doi,
+        arxiv_id=r.arxiv_id_from_doi(doi),
+        source_id=doi,
+        work_type=r.text(item.get("type")),
+        is_preprint=item.get("type") == "posted-content" or item.get("subtype") == "preprint",
+        url=f"https://doi.org/{doi}" if doi else r.text(item.get("URL")),
+    )
+
+
+def _author(entry: Any):
+    """CSL names; ISTIC often puts the whole name in ``given`` (display only, seed 001)."""
+    entry = r.mapping(entry, "author")
+    if entry.get("literal"):
+        return r.person(entry["literal"], literal=True)
+    if entry.get("family"):
+        return r.person(entry["family"], entry.get("given"))
+    return r.person(entry.get("given") or entry.get("name"))
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(c).startswith("C") for c in value)

@@ -1,0 +1,140 @@
+"""Verifying many references: one shared client and cache, concurrency across hosts,
+at most one resolution in flight per reference identity, cancellation.
+
+Per-host pacing lives in the HTTP layer, so references run concurrently while each host
+still sees requests at the interval it asks for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import httpx
+
+from citelsp.config import Settings
+from citelsp.documents.model import Reference
+from citelsp.resolution.cache import AnswerCache
+from citelsp.resolution.http import HttpClient
+from citelsp.resolution.identifiers import identifiers_of
+from citelsp.resolution.resolve import Context, Resolution, resolve_reference
+from citelsp.resolution.sources import Sources
+from citelsp.verdict.checklist import Verification, build_verification
+from citelsp.verdict.decisions import identity_of
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCY = 16
+
+
+def reference_identity(ref: Reference) -> str:
+    """What a resolution depends on: identifiers, title, year and authors (not venue, pages)."""
+    return identity_of(identifiers_of(ref), ref.work)
+
+
+def judge(ref: Reference, resolution: Resolution) -> Verification:
+    """The verdict and checklist item for ``ref`` from stored outcomes (no network).
+
+    Recomputed on every edit, so a venue or page change re-checks accuracy without a lookup.
+    """
+    return build_verification(
+        ref.key,
+        ref.entry_type,
+        ref.work,
+        resolution.ids,
+        resolution.outcomes,
+        retraction=resolution.retraction,
+    )
+
+
+@dataclass
+class Verified:
+    reference: Reference
+    resolution: Resolution
+    verification: Verification
+
+
+class Engine:
+    """Owns the HTTP client, the answer cache and the sources; shared by CLI and server."""
+
+    def __init__(self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None,
+                 use_cache: bool | None = None) -> None:
+        self.settings = settings
+        self.http = HttpClient(settings, transport=transport)
+        self.sources = Sources.create(self.http, settings)
+        use = settings.use_cache if use_cache is None else use_cache
+        self.cache = (
+            AnswerCache(settings.cache_dir, stale_days=settings.stale_days) if use else None
+        )
+        self._inflight: dict[tuple[str, bool], asyncio.Future[Resolution]] = {}
+
+    def context(self, *, refresh: bool = False) -> Context:
+        return Context(
+            sources=self.sources,
+            cache=self.cache,
+            offline=self.settings.offline,
+            refresh=refresh,
+            ncbi_email=self.settings.ncbi_email,
+        )
+
+    async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:
+        """Resolve one reference; callers asking for the same identity share one resolution."""
+        key = (reference_identity(ref), refresh)
+        running = self._inflight.get(key)
+        if running is not None:
+            resolution = await asyncio.shield(running)
+            return _rekeyed(resolution, ref)
+        task = asyncio.ensure_future(resolve_reference(ref, self.context(refresh=refresh)))
+        self._inflight[key] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            if task.done():
+                self._inflight.pop(key, None)
+            else:
+                task.add_done_callback(lambda _t: self._inflight.pop(key, None))
+
+    async def verify_all(
+        self,
+        refs: Iterable[Reference],
+        *,
+        refresh: bool = False,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        on_done: Callable[[Verified, int, int], None] | None = None,
+    ) -> list[Verified]:
+        """Verify every reference, at most ``concurrency`` at once; results in input order."""
+        refs = list(refs)
+        limit = asyncio.Semaphore(concurrency)
+        done = 0
+
+        async def one(ref: Reference) -> Verified:
+            nonlocal done
+            async with limit:
+                resolution = await self.resolve(ref, refresh=refresh)
+            verified = Verified(ref, resolution, judge(ref, resolution))
+            done += 1
+            if on_done is not None:
+                on_done(verified, done, len(refs))
+            return verified
+
+        return list(await asyncio.gather(*(one(r) for r in refs)))
+
+    def clear_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.clear()
+
+    async def aclose(self) -> None:
+        for task in list(self._inflight.values()):
+            task.cancel()
+        await self.http.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _rekeyed(resolution: Resolution, ref: Reference) -> Resolution:
+    """A shared resolution reported under this reference's own key."""
+    if resolution.key == ref.key:
+        return resolution
+    return Resolution(**{**resolution.__dict__, "key": ref.key})

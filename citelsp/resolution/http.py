@@ -1,0 +1,443 @@
+"""The one HTTP client: network policy, redirects, size cap, back-off, keys (DESIGN.md §9).
+
+Only this module touches httpx. It answers with an ``HttpResponse`` for the statuses a resolver
+can read (2xx, 400, 404, 410) and with ``Unreachable`` for everything else, so an outage, a refusal
+or a proxy's error page can never be read as evidence about a work. It never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from citelsp import __version__
+from citelsp.config import Settings
+from citelsp.resolution.outcome import Unreachable
+from citelsp.resolution.pacing import Pacer
+
+log = logging.getLogger("citelsp.http")
+
+PROJECT_URL = "https://github.com/citelsp/citelsp"
+MAX_REDIRECTS = 5
+MAX_RETRIES = 3
+"""Retries after a 429; 5xx are never retried."""
+MIN_BACKOFF_S = 2.0
+MAX_BACKOFF_S = 60.0
+"""A service asking for a longer pause than this is reported unreachable at once."""
+READABLE_ERROR_STATUSES = frozenset({400, 404, 410})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+KNOWN_HOSTS = (
+    "api.crossref.org",
+    "api.openalex.org",
+    "api.semanticscholar.org",
+    "export.arxiv.org",
+    "arxiv.org",
+    "doi.org",
+    "hdl.handle.net",
+    "api.datacite.org",
+    "data.crosscite.org",
+    "eutils.ncbi.nlm.nih.gov",
+)
+"""The sources of §4 and the hosts doi.org's content negotiation redirects to."""
+_QUERY_KEYS = {"openalex": "openalex_api_key", "eutils": "ncbi_api_key"}
+_HEADER_KEYS = {"semantic_scholar": ("x-api-key", "semantic_scholar_api_key")}
+_SECRET_PARAM = "api_key"
+_DISPLAY_LIMIT = 200
+
+
+def quote_path(identifier: str) -> str:
+    """Percent-encode an identifier for a URL path, keeping ``/`` (DOIs contain it)."""
+    return quote(identifier, safe="/")
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """A response a resolver may read; ``url`` is the final URL without any API key."""
+
+    status: int
+    url: str
+    content_type: str
+    body: bytes
+    headers: dict[str, str]
+
+    def json(self) -> Any:
+        """The body as JSON; ``ValueError`` when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):
+            raise ValueError(f"body from {self.url} is not JSON") from None
+
+    def text(self) -> str:
+        return self.body.decode(_charset(self.content_type), errors="replace")
+
+
+@dataclass(frozen=True)
+class _RateLimited:
+    host: str
+    retry_after: float | None
+
+
+@dataclass(frozen=True)
+class _Redirect:
+    status: int
+    location: str
+
+
+class HttpClient:
+    """Async client for the configured endpoints; one per settings, closed with ``aclose``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        pacer: Pacer | None = None,
+    ) -> None:
+        self._settings = settings
+        self._secrets = settings.secrets()
+        self._pacer = pacer or Pacer.from_settings(settings)
+        self._allowed_ports = _allowed_ports(settings)
+        self._user_agent = _user_agent(settings.mailto)
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(settings.timeout_s),
+            follow_redirects=False,
+        )
+        self.requests_sent = 0
+        """Requests handed to the transport, counting every retry and redirect hop."""
+
+    async def __aenter__(self) -> HttpClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def get(
+        self,
+        endpoint: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        accept: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> HttpResponse | Unreachable:
+        """GET ``endpoint``'s base URL + ``path`` (already percent-encoded, see ``quote_path``)."""
+        return await self._request("GET", endpoint, path, params, accept, headers, None)
+
+    async def post_json(
+        self,
+        endpoint: str,
+        path: str,
+        payload: Any,
+        *,
+        params: Mapping[str, str] | None = None,
+        accept: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> HttpResponse | Unreachable:
+        """POST ``payload`` as JSON (Semantic Scholar's ``/paper/batch``)."""
+        try:
+            body = json.dumps(payload).encode()
+        except (TypeError, ValueError):
+            return Unreachable(f"payload for {endpoint} is not JSON-serializable")
+        return await self._request("POST", endpoint, path, params, accept, headers, body)
+
+    async def _request(
+        self,
+        method: str,
+        endpoint: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        accept: str | None,
+        headers: Mapping[str, str] | None,
+        body: bytes | None,
+    ) -> HttpResponse | Unreachable:
+        try:
+            result = await self._with_retries(method, endpoint, path, params, accept, headers, body)
+        except Exception as exc:  # the last guard: callers must never see an exception
+            result = Unreachable(f"internal error in the HTTP client ({type(exc).__name__})")
+        if isinstance(result, Unreachable):
+            result = Unreachable(self._scrub(result.reason))
+            log.debug("%s %s: unreachable: %s", method, endpoint, result.reason)
+        return result
+
+    async def _with_retries(
+        self,
+        method: str,
+        endpoint: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        accept: str | None,
+        headers: Mapping[str, str] | None,
+        body: bytes | None,
+    ) -> HttpResponse | Unreachable:
+        if endpoint not in self._settings.endpoints:
+            return Unreachable(f"unknown endpoint {endpoint!r}")
+        try:
+            url = httpx.URL(_join(self._settings.endpoints[endpoint].base_url, path))
+        except httpx.InvalidURL:
+            return Unreachable(f"invalid URL for {endpoint}")
+        url = url.copy_merge_params(self._query(endpoint, params))
+        for attempt in range(MAX_RETRIES + 1):
+            result = await self._follow(method, url, endpoint, accept, headers, body)
+            if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:
+                break
+            delay = max(MIN_BACKOFF_S * 2**attempt, result.retry_after or 0.0)
+            if delay > MAX_BACKOFF_S:
+                return Unreachable(
+                    f"rate limited by {result.host} (HTTP 429, asked to wait {delay:.0f} s)"
+                )
+            log.debug("429 from %s: retrying in %.1f s", result.host, delay)
+            self._pacer.hold(result.host, delay)
+        if isinstance(result, _RateLimited):
+            host, retries = result.host, MAX_RETRIES
+            return Unreachable(f"rate limited by {host} (HTTP 429) after {retries} retries")
+        return result
+
+    async def _follow(
+        self,
+        method: str,
+        url: httpx.URL,
+        endpoint: str,
+        accept: str | None,
+        headers: Mapping[str, str] | None,
+        body: bytes | None,
+    ) -> HttpResponse | Unreachable | _RateLimited:
+        """Send, following redirects by hand so that every hop passes the policy first."""
+        home = url.host
+        for hop in range(MAX_REDIRECTS + 1):
+            refusal = self._refusal(url)
+            if refusal:
+                what = "request" if hop == 0 else "redirect"
+                return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
+            await self._pacer.wait(url.host)
+            request = self._client.build_request(
+                method,
+                url,
+                headers=self._headers(url, home, endpoint, accept, headers, body is not None),
+                content=body,
+            )
+            result = await self._send(request, accept)
+            if not isinstance(result, _Redirect):
+                return result
+            try:
+                url = url.join(result.location)
+            except httpx.InvalidURL:
+                return Unreachable(f"redirect from {home} with an invalid Location")
+            if result.status == 303 or (result.status in (301, 302) and method == "POST"):
+                method, body = "GET", None
+        return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
+
+    async def _send(
+        self, request: httpx.Request, accept: str | None
+    ) -> HttpResponse | Unreachable | _RateLimited | _Redirect:
+        host = request.url.host
+        self.requests_sent += 1
+        log.debug("%s %s", request.method, self._display(request.url))
+        try:
+            async with asyncio.timeout(self._settings.timeout_s):
+                response = await self._client.send(request, stream=True)
+                try:
+                    return await self._read(request.url, response, accept)
+                finally:
+                    await response.aclose()
+        except (TimeoutError, httpx.TimeoutException):
+            return Unreachable(f"timed out after {self._settings.timeout_s:g} s waiting for {host}")
+        except httpx.RemoteProtocolError:
+            return Unreachable(f"truncated or malformed response from {host}")
+        except httpx.DecodingError:
+            return Unreachable(f"undecodable response body from {host}")
+        except httpx.TransportError as exc:
+            return Unreachable(f"network error reaching {host} ({type(exc).__name__})")
+        except httpx.HTTPError as exc:
+            return Unreachable(f"HTTP error from {host} ({type(exc).__name__})")
+
+    async def _read(
+        self, url: httpx.URL, response: httpx.Response, accept: str | None
+    ) -> HttpResponse | Unreachable | _RateLimited | _Redirect:
+        """Judge the status first; read a body only when a resolver may use it, and boundedly."""
+        status, host, limit = response.status_code, url.host, self._settings.max_body_bytes
+        if status in REDIRECT_STATUSES:
+            location = response.headers.get("location")
+            if not location:
+                return Unreachable(f"redirect without a Location from {host}")
+            return _Redirect(status, location)
+        if status == 429:
+            return _RateLimited(host, retry_after_seconds(response.headers.get("retry-after")))
+        if not (200 <= status < 300 or status in READABLE_ERROR_STATUSES):
+            return Unreachable(f"HTTP {status} from {host}")
+        declared = response.headers.get("content-length")
+        if declared is not None:
+            declared = declared.strip()
+            if not (declared.isascii() and declared.isdigit()):
+                return Unreachable(f"malformed Content-Length from {host}")
+            if int(declared) > limit:
+                return Unreachable(f"response from {host} over {limit} bytes refused")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                return Unreachable(f"response from {host} over {limit} bytes refused")
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if declared is not None and encoding == "identity" and len(body) != int(declared):
+            return Unreachable(f"truncated response from {host}")
+        content_type = response.headers.get("content-type", "")
+        if 200 <= status < 300 and _is_html(content_type, body) and "html" not in (accept or ""):
+            return Unreachable(f"an HTML page instead of data from {host}")
+        return HttpResponse(
+            status=status,
+            url=self._public_url(url),
+            content_type=content_type,
+            body=bytes(body),
+            headers={k.lower(): v for k, v in response.headers.items()},
+        )
+
+    def _refusal(self, url: httpx.URL) -> str | None:
+        """Why the policy refuses ``url``, or ``None``: checked before every request and hop."""
+        host = url.host.lower()
+        loopback = _is_loopback(host)
+        if url.userinfo:
+            return "credentials in the URL"
+        if url.scheme != "https" and not (url.scheme == "http" and loopback):
+            return "not HTTPS"
+        if _is_ip(host) and not loopback:
+            return "bare IP address"
+        if host not in self._allowed_ports:
+            return "host not allowed"
+        if not loopback and url.port not in self._allowed_ports[host]:
+            return f"unexpected port {url.port}"
+        return None
+
+    def _query(self, endpoint: str, params: Mapping[str, str] | None) -> dict[str, str]:
+        query = dict(params or {})
+        key = getattr(self._settings, _QUERY_KEYS.get(endpoint, ""), None)
+        if key:
+            query[_SECRET_PARAM] = key
+        return query
+
+    def _headers(
+        self,
+        url: httpx.URL,
+        home: str,
+        endpoint: str,
+        accept: str | None,
+        extra: Mapping[str, str] | None,
+        json_body: bool,
+    ) -> dict[str, str]:
+        """Polite identity on every hop; an API key only on hops to its own endpoint's host."""
+        headers = {"User-Agent": self._user_agent}
+        if accept:
+            headers["Accept"] = accept
+        if json_body:
+            headers["Content-Type"] = "application/json"
+        headers.update(extra or {})
+        name, setting = _HEADER_KEYS.get(endpoint, ("", ""))
+        key = getattr(self._settings, setting, None) if setting else None
+        if key and url.host == home:
+            headers[name] = key
+        return headers
+
+    def _public_url(self, url: httpx.URL) -> str:
+        """``url`` without credentials or API key."""
+        return self._scrub(str(url.copy_with(userinfo=b"").copy_remove_param(_SECRET_PARAM)))
+
+    def _display(self, url: httpx.URL) -> str:
+        """``url`` fit for a reason or a log: public and of bounded length."""
+        shown = self._public_url(url)
+        return shown if len(shown) <= _DISPLAY_LIMIT else shown[: _DISPLAY_LIMIT - 1] + "…"
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "[secret]")
+        return text
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """A ``Retry-After`` header (delta seconds or HTTP-date) as seconds from ``now``."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _user_agent(mailto: str | None) -> str:
+    contact = f"; mailto:{mailto}" if mailto else ""
+    return f"citelsp/{__version__} (+{PROJECT_URL}{contact})"
+
+
+def _allowed_ports(settings: Settings) -> dict[str, set[int | None]]:
+    """Allowed hosts, each with the explicit ports its configured base URLs name."""
+    allowed: dict[str, set[int | None]] = {host: {None} for host in KNOWN_HOSTS}
+    for endpoint in settings.endpoints.values():
+        try:
+            base = httpx.URL(endpoint.base_url)
+        except httpx.InvalidURL:
+            continue
+        if base.host:
+            allowed.setdefault(base.host.lower(), {None}).add(base.port)
+    return allowed
+
+
+def _join(base_url: str, path: str) -> str:
+    if path and not path.startswith(("/", "?")):
+        path = "/" + path
+    return base_url.rstrip("/") + path
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_html(content_type: str, body: bytes) -> bool:
+    """A proxy's or CDN's error page: declared as HTML, or shaped like one."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in ("text/html", "application/xhtml+xml"):
+        return True
+    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
+def _charset(content_type: str) -> str:
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+            try:
+                "".encode(charset)
+            except LookupError:
+                break
+            return charset
+    return "utf-8"

@@ -1,0 +1,282 @@
+"""DOIs and arXiv ids: where a reference carries them, how they normalize, which are invalid.
+
+DESIGN.md §2: identifiers are normalized before any lookup; a still-malformed one is never
+looked up (INVALID_IDENTIFIER) and a well-formed arXiv id with an impossible date is refuted
+without a lookup (ARXIV_ID_REFUTED). DOIs are lowercased, so two DOIs that differ only in
+letter case compare equal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+from urllib.parse import unquote
+
+from citelsp.documents.model import Field, Reference
+from citelsp.documents.text import unescape_latex_chars
+
+IdentifierKind = Literal["doi", "arxiv"]
+
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+_DOI_PREFIXES = re.compile(
+    r"^(?:doi:\s*|info:doi/|(?:https?://)?(?:dx\.|www\.)?doi\.org/)", re.IGNORECASE
+)
+_TRAILING = ".,;)]}"
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+_ARXIV_NEW = re.compile(r"(\d{2})(\d{2})\.(\d{4,5})(v\d+)?")
+_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)*)(\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})(v\d+)?", re.I)
+_ARXIV_PREFIX = re.compile(
+    r"^(?:arxiv:\s*|(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.I
+)
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+_ARXIV_IN_TEXT = re.compile(r"arxiv\s*:\s*([\w./-]+)", re.IGNORECASE)
+_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([\w./-]+)", re.IGNORECASE)
+_DOI_URL = re.compile(r"(?:dx\.)?doi\.org/(\S+)", re.IGNORECASE)
+
+_NEW_STYLE_START = (7, 4)
+"""April 2007: the first month of ``YYMM.NNNN`` ids."""
+_FIVE_DIGIT_START = (15, 1)
+"""January 2015: new-style ids have five digits after the dot from here on."""
+_OLD_STYLE_RANGE = ((1991, 8), (2007, 3))
+"""``archive/YYMMNNN`` ids were issued from August 1991 to March 2007."""
+
+
+def _strip_trailing(s: str) -> str:
+    """Trim trailing punctuation and whitespace, keeping a closing bracket that is balanced
+    inside the identifier (``10.1016/s0140-6736(20)30183-5`` style DOIs may end in one)."""
+    while s:
+        last = s[-1]
+        unbalanced = last in _CLOSERS and s.count(last) > s.count(_CLOSERS[last])
+        if not (last.isspace() or last in _TRAILING) or (last in _CLOSERS and not unbalanced):
+            break
+        s = s[:-1]
+    return s
+
+
+def normalize_doi(raw: str) -> str | None:
+    """The DOI in lowercase without prefixes, or ``None`` when it is not ``10.NNNN/…``."""
+    s = unescape_latex_chars(raw).strip().strip("{}").strip()
+    s = _DOI_PREFIXES.sub("", s)
+    s = _strip_trailing(unquote(s).strip())
+    s = s.lower()
+    return s if _DOI.fullmatch(s) else None
+
+
+def doi_prefix(doi: str) -> str:
+    """``10.1234`` for ``10.1234/abc``: the key doi.org's ``/doiRA/`` answers per."""
+    return doi.split("/", 1)[0]
+
+
+def _split_arxiv(raw: str) -> tuple[str, str | None] | None:
+    """(base id, version) of a normalized arXiv id, or ``None`` when it is malformed."""
+    s = _ARXIV_PREFIX.sub("", unescape_latex_chars(raw).strip())
+    s = _strip_trailing(s)
+    if s.lower().endswith(".pdf"):
+        s = s[:-4]
+    if m := _ARXIV_NEW.fullmatch(s):
+        yy, mm, number, version = m.groups()
+        expected = 5 if (int(yy), int(mm)) >= _FIVE_DIGIT_START else 4
+        if len(number) != expected:
+            return None
+        return f"{yy}{mm}.{number}", version
+    if m := _ARXIV_OLD.fullmatch(s):
+        archive, subject, yy, mm, number, version = m.groups()
+        subject = subject.upper() if subject else ""
+        return f"{archive.lower()}{subject}/{yy}{mm}{number}", version and version.lower()
+    return None
+
+
+def normalize_arxiv(raw: str) -> str | None:
+    """The arXiv id (with its version, if one was cited), or ``None`` when it is malformed.
+
+    New style ``YYMM.NNNNN`` (four digits after the dot before 2015), old style
+    ``archive(.XX)/YYMMNNN``; ``arXiv:`` and ``arxiv.org/abs/`` prefixes are dropped.
+    """
+    parts = _split_arxiv(raw)
+    if parts is None:
+        return None
+    base, version = parts
+    return base + (version or "")
+
+
+def _arxiv_month(arxiv_id: str) -> tuple[int, int, bool]:
+    """(year, month, new_style) encoded in an arXiv id."""
+    if m := _ARXIV_NEW.match(arxiv_id):
+        return 2000 + int(m.group(1)), int(m.group(2)), True
+    m = _ARXIV_OLD.match(arxiv_id)
+    assert m is not None, arxiv_id
+    yy = int(m.group(3))
+    return (1900 + yy if yy >= 91 else 2000 + yy), int(m.group(4)), False
+
+
+def arxiv_date_impossible(arxiv_id: str, today: date) -> bool:
+    """True when no arXiv id can carry this date: month 00 or 13+, a month after ``today``,
+    or a month outside the years its numbering scheme was in use."""
+    year, month, new_style = _arxiv_month(arxiv_id)
+    if not 1 <= month <= 12 or (year, month) > (today.year, today.month):
+        return True
+    if new_style:
+        return (year % 100, month) < _NEW_STYLE_START
+    first, last = _OLD_STYLE_RANGE
+    return not first <= (year, month) <= last
+
+
+def arxiv_doi(arxiv_id: str) -> str:
+    """The DOI arXiv registers (with DataCite) for an unversioned id."""
+    return f"10.48550/arxiv.{arxiv_id}".lower()
+
+
+def arxiv_from_doi(doi: str) -> str | None:
+    """The arXiv id inside ``10.48550/arXiv.ID`` (version kept), else ``None``."""
+    m = _ARXIV_DOI.match(doi.strip())
+    return normalize_arxiv(m.group(1)) if m else None
+
+
+def agency_resolver(agency: str | None) -> str:
+    """The resolver authoritative for DOIs of a registration agency (DESIGN.md §4 routing)."""
+    name = (agency or "").strip().casefold()
+    if name == "crossref":
+        return "crossref"
+    if name == "datacite":
+        return "datacite"
+    if name in ("istic", "cnki"):
+        return "chinese_literature"
+    return "doi_registry"
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """A normalized identifier and the reference field it was read from (for diagnostics)."""
+
+    kind: IdentifierKind
+    value: str
+    """DOI in lowercase; arXiv id without its version."""
+    field: str
+    """The field name as written in the reference (``doi``, ``DOI``, ``eprint``, ``url``…)."""
+    raw: str
+    version: str | None = None
+    """``v2`` when a versioned arXiv id was cited."""
+    impossible: bool = False
+    """An arXiv id whose date cannot exist: refuted without a lookup (ARXIV_ID_REFUTED)."""
+
+
+@dataclass(frozen=True)
+class IdentifierProblem:
+    field: str
+    code: str
+    """INVALID_IDENTIFIER (warning) or ARXIV_ID_REFUTED."""
+    message: str
+
+
+@dataclass(frozen=True)
+class ReferenceIds:
+    doi: Identifier | None = None
+    arxiv: Identifier | None = None
+    problems: tuple[IdentifierProblem, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return self.doi is not None or self.arxiv is not None
+
+
+_ARXIV_TEXT_FIELDS = ("journal", "journaltitle", "howpublished", "note", "container-title")
+_ARXIV_FIELDS = ("arxiv", "arxivid", "arxiv_id")
+
+
+class _Reader:
+    """Collects identifiers and problems from one reference's fields, case-insensitively."""
+
+    def __init__(self, ref: Reference, today: date) -> None:
+        self.fields: dict[str, Field] = {}
+        for name, f in ref.fields.items():
+            self.fields.setdefault(name.casefold(), f)
+        self.today = today
+        self.problems: list[IdentifierProblem] = []
+
+    def get(self, name: str) -> Field | None:
+        return self.fields.get(name)
+
+    def invalid(self, f: Field, what: str) -> None:
+        self.problems.append(
+            IdentifierProblem(
+                f.name, "INVALID_IDENTIFIER", f"{what} {f.value.strip()!r} is not valid"
+            )
+        )
+
+    def arxiv(self, f: Field, raw: str) -> Identifier | None:
+        parts = _split_arxiv(raw)
+        if parts is None:
+            self.invalid(f, "arXiv id")
+            return None
+        base, version = parts
+        impossible = arxiv_date_impossible(base, self.today)
+        if impossible:
+            self.problems.append(
+                IdentifierProblem(
+                    f.name,
+                    "ARXIV_ID_REFUTED",
+                    f"arXiv id {base} does not exist: its date (YYMM) is impossible",
+                )
+            )
+        return Identifier("arxiv", base, f.name, raw, version, impossible)
+
+    def read_doi(self) -> Identifier | None:
+        if (f := self.get("doi")) is not None and f.value.strip():
+            doi = normalize_doi(f.value)
+            if doi is not None:
+                return Identifier("doi", doi, f.name, f.value)
+            self.invalid(f, "DOI")
+        if (f := self.get("url")) is not None and (m := _DOI_URL.search(f.value)):
+            doi = normalize_doi(m.group(1))
+            if doi is not None:
+                return Identifier("doi", doi, f.name, f.value)
+            self.invalid(f, "DOI in URL")
+        return None
+
+    def read_arxiv(self) -> Identifier | None:
+        if (f := self.get("eprint")) is not None and f.value.strip():
+            prefix = self.get("archiveprefix") or self.get("eprinttype")
+            if prefix is not None and prefix.value.strip().casefold() == "arxiv":
+                return self.arxiv(f, f.value)
+            if prefix is None and _split_arxiv(f.value) is not None:
+                return self.arxiv(f, f.value)
+        for name in _ARXIV_FIELDS:
+            if (f := self.get(name)) is not None and f.value.strip():
+                return self.arxiv(f, f.value)
+        for name in _ARXIV_TEXT_FIELDS:
+            if (f := self.get(name)) is not None and (m := _ARXIV_IN_TEXT.search(f.value)):
+                return self.arxiv(f, m.group(1))
+        if (f := self.get("url")) is not None and (m := _ARXIV_URL.search(f.value)):
+            return self.arxiv(f, m.group(1))
+        return None
+
+
+def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
+    """The DOI and arXiv id a reference cites, with the problems found reading them."""
+    reader = _Reader(ref, today or date.today())
+    doi = reader.read_doi()
+    arxiv = reader.read_arxiv()
+    if doi is not None and (m := _ARXIV_DOI.match(doi.value)) is not None:
+        parts = _split_arxiv(m.group(1))
+        source = reader.fields[doi.field.casefold()]
+        if parts is None:
+            reader.invalid(source, "arXiv DOI")
+            doi = None
+        else:
+            base, version = parts
+            if version:
+                reader.problems.append(
+                    IdentifierProblem(
+                        doi.field,
+                        "INVALID_IDENTIFIER",
+                        f"arXiv DOIs carry no version: {doi.value} is checked as "
+                        f"{arxiv_doi(base)} and arXiv id {base}{version}",
+                    )
+                )
+                doi = Identifier("doi", arxiv_doi(base), doi.field, doi.raw)
+            if arxiv is None:
+                arxiv = reader.arxiv(source, m.group(1))
+    return ReferenceIds(doi, arxiv, tuple(reader.problems))

@@ -1,0 +1,227 @@
+"""Is a record the cited work? Seed 004 v5 "exact-title-or-bust" and DESIGN.md §4 matching.
+
+Title similarity only retrieves candidates; it never proves identity. A title search matches
+only on an exact normalized title without a year or first-author conflict. An identifier
+lookup is more lenient (the identifier already binds the record), but it calls the identifier
+*another work* only with a metadata conflict as well, because short names ("BERT") exist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from citelsp.documents.model import Person, Work
+from citelsp.documents.text import (
+    cn_titles_equal,
+    fold_name,
+    has_han,
+    is_generic_title,
+    title_similarity,
+    titles_equal,
+)
+from citelsp.resolution.outcome import FieldConflict, Record
+
+SIMILARITY_FLOOR = 0.70
+"""SequenceMatcher ratio a non-exact title needs (seed 004 §1; DESIGN.md §4)."""
+
+IdJudgementKind = Literal[
+    "match", "match_with_title_conflict", "mismatch", "unconfirmed", "unverifiable", "no_title"
+]
+
+_NAME_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+@dataclass(frozen=True)
+class IdJudgement:
+    """What an identifier lookup's record says about the cited work.
+
+    ``no_title``: the citation has no title, so an identifier hit is accepted as it stands —
+    there is no cited title for the record to contradict.
+    """
+
+    kind: IdJudgementKind
+    similarity: float = 0.0
+    """Best title ratio over the record's variants (0 when not comparable)."""
+    record_title: str | None = None
+    """The record title the cited one was compared with (the closest variant)."""
+
+    @property
+    def matched(self) -> bool:
+        return self.kind in ("match", "match_with_title_conflict", "no_title")
+
+    def reason(self, identifier_kind: str) -> str | None:
+        """The reason code this judgement contributes for a ``doi`` or ``arxiv`` lookup."""
+        arxiv = identifier_kind == "arxiv"
+        return {
+            "match_with_title_conflict": "METADATA_CONFLICT",
+            "mismatch": "ARXIV_TITLE_MISMATCH" if arxiv else "DOI_TITLE_MISMATCH",
+            "unconfirmed": "ARXIV_TITLE_UNCONFIRMED" if arxiv else "DOI_TITLE_UNCONFIRMED",
+            "unverifiable": "DOI_EXISTS_TITLE_UNVERIFIABLE",
+        }.get(self.kind)
+
+
+@dataclass(frozen=True)
+class TitleJudgement:
+    """The outcome of examining every title-search candidate."""
+
+    match: Record | None = None
+    conflicts: tuple[FieldConflict, ...] = ()
+    """Why exact-title candidates were rejected (year or first author); empty on a match."""
+    near_matches: tuple[Record, ...] = ()
+    """Non-exact candidates with ratio ≥ 0.70, best first: "did you mean", never a match."""
+    generic: bool = False
+    """The cited title is generic (seed 004 §0.12.2) and cannot match on title alone."""
+
+
+def _name_tokens(s: str) -> list[str]:
+    return _NAME_TOKEN.findall(fold_name(s))
+
+
+def same_person(cited: Person, found: Person) -> bool:
+    """Family names agree after folding. A display-name string (no given name, several
+    tokens) carries its family name at the end, so one side's family tokens must end the
+    other's; a Han display name carries it at the start."""
+    a, b = fold_name(cited.family), fold_name(found.family)
+    if not a or not b:
+        return True
+    if a == b:
+        return True
+    if has_han(a) or has_han(b):
+        short, long_ = sorted((a.replace(" ", ""), b.replace(" ", "")), key=len)
+        return long_.startswith(short) or long_.endswith(short)
+    ta, tb = _name_tokens(cited.family), _name_tokens(found.family)
+    if not ta or not tb:
+        return True
+    if ta == tb or "".join(ta) == "".join(tb):
+        return True
+    short, long_ = sorted((ta, tb), key=len)
+    return long_[-len(short) :] == short
+
+
+def _first_person(people: Sequence[Person]) -> Person | None:
+    return people[0] if people and not people[0].literal and people[0].family.strip() else None
+
+
+def first_author_conflict(work: Work, record: Record) -> bool:
+    """Both sides name a first author (not an organization) and the family names differ."""
+    cited, found = _first_person(work.authors), _first_person(record.authors)
+    if cited is None or found is None:
+        return False
+    return not same_person(cited, found)
+
+
+def year_conflict(work: Work, record: Record) -> bool:
+    """Both sides give a year and the cited one is more than a year from every record year."""
+    if work.year is None or not record.years:
+        return False
+    return all(abs(work.year - y) > 1 for y in record.years)
+
+
+def _metadata_conflicts(work: Work, record: Record) -> tuple[FieldConflict, ...]:
+    out = []
+    if year_conflict(work, record):
+        found = ", ".join(str(y) for y in sorted(set(record.years)))
+        out.append(FieldConflict("year", str(work.year), found))
+    if first_author_conflict(work, record):
+        out.append(FieldConflict("author", work.authors[0].family, record.authors[0].family))
+    return tuple(out)
+
+
+def _variants(record: Record, *, with_short: bool) -> list[str]:
+    seen = [record.title] if record.title else []
+    seen += list(record.titles) + (list(record.short_titles) if with_short else [])
+    return [t for i, t in enumerate(seen) if t and t not in seen[:i]]
+
+
+def _best_ratio(title: str, variants: Sequence[str]) -> tuple[float, str | None]:
+    best, best_variant = 0.0, None
+    for v in variants:
+        ratio = title_similarity(title, v)
+        if ratio > best:
+            best, best_variant = ratio, v
+    return best, best_variant
+
+
+def judge_identifier_record(work: Work, record: Record, *, authoritative: bool) -> IdJudgement:
+    """Judge the record an identifier lookup returned against the cited work (DESIGN.md §4).
+
+    ``authoritative``: the record comes from the source that registers the identifier; only
+    then can a failed title test (with a first-author or year conflict) name another work.
+    """
+    title = (work.title or "").strip()
+    if not title:
+        return IdJudgement("no_title")
+    variants = _variants(record, with_short=True)
+    if not variants:
+        return IdJudgement("unverifiable")
+    if has_han(title):
+        han = [v for v in variants if has_han(v)]
+        if not han:
+            return IdJudgement("unverifiable", record_title=variants[0])
+        if any(cn_titles_equal(title, v) for v in han):
+            return IdJudgement("match", 1.0, next(v for v in han if cn_titles_equal(title, v)))
+        return IdJudgement("mismatch" if authoritative else "unconfirmed", 0.0, han[0])
+    latin = [v for v in variants if not has_han(v)]
+    if not latin:
+        return IdJudgement("unverifiable", record_title=variants[0])
+    for v in latin:
+        if titles_equal(title, v):
+            return IdJudgement("match", 1.0, v)
+    ratio, closest = _best_ratio(title, latin)
+    if ratio >= SIMILARITY_FLOOR:
+        return IdJudgement("match_with_title_conflict", ratio, closest)
+    if authoritative and (first_author_conflict(work, record) or year_conflict(work, record)):
+        return IdJudgement("mismatch", ratio, closest or latin[0])
+    return IdJudgement("unconfirmed", ratio, closest or latin[0])
+
+
+def _exact_title(title: str, variants: Sequence[str]) -> bool:
+    if has_han(title):
+        return any(cn_titles_equal(title, v) for v in variants if has_han(v))
+    return any(titles_equal(title, v) for v in variants if not has_han(v))
+
+
+def _agreement(work: Work, record: Record) -> int:
+    """How many identity fields positively agree (used to rank exact-title candidates)."""
+    score = 0
+    if work.year is not None and any(abs(work.year - y) <= 1 for y in record.years):
+        score += 1
+    cited, found = _first_person(work.authors), _first_person(record.authors)
+    if cited is not None and found is not None and same_person(cited, found):
+        score += 1
+    return score
+
+
+def judge_title_search(work: Work, candidates: Sequence[Record]) -> TitleJudgement:
+    """Examine every candidate; match only an exact normalized title without conflicts.
+
+    Among several acceptable exact-title candidates, the one whose year and first author
+    agree wins over one missing them. A generic cited title never matches on title alone.
+    """
+    title = (work.title or "").strip()
+    if not title:
+        return TitleJudgement()
+    if is_generic_title(title):
+        return TitleJudgement(generic=True)
+    accepted: list[tuple[int, int, Record]] = []
+    conflicts: list[FieldConflict] = []
+    near: list[tuple[float, int, Record]] = []
+    for index, record in enumerate(candidates):
+        variants = _variants(record, with_short=False)
+        if _exact_title(title, variants):
+            rejected = _metadata_conflicts(work, record)
+            if rejected:
+                conflicts.extend(c for c in rejected if c not in conflicts)
+            else:
+                accepted.append((-_agreement(work, record), index, record))
+        elif not has_han(title):
+            ratio, _ = _best_ratio(title, [v for v in variants if not has_han(v)])
+            if ratio >= SIMILARITY_FLOOR:
+                near.append((-ratio, index, record))
+    near_matches = tuple(r for _, _, r in sorted(near, key=lambda t: t[:2]))
+    if accepted:
+        return TitleJudgement(min(accepted, key=lambda t: t[:2])[2], (), near_matches)
+    return TitleJudgement(None, tuple(conflicts), near_matches)

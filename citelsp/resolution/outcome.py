@@ -1,0 +1,151 @@
+"""What a source answered (``Record`` and answers) and what it proves (``Outcome``).
+
+Answers are what the cache stores; outcomes are recomputed from answers for every
+reference (DESIGN.md §8), so two entries citing one DOI are judged separately.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from typing import Literal
+
+from citelsp.documents.model import Person
+
+Status = Literal["matched", "unmatched", "unreachable", "skipped"]
+QueriedBy = Literal["id", "title"] | None
+
+
+@dataclass(frozen=True)
+class Retraction:
+    """A retraction (or reinstatement) notice that points at the cited DOI."""
+
+    source: str
+    notice_doi: str | None = None
+    date: str | None = None
+    kind: str = "retraction"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One work as one source describes it, parsed from its response body."""
+
+    source: str
+    title: str | None = None
+    titles: tuple[str, ...] = ()
+    """Full title variants: the title, ``title: subtitle``, every title element carried."""
+    short_titles: tuple[str, ...] = ()
+    """Main titles (before ``:`` or `` - ``) and short titles; used for ID lookups only."""
+    authors: tuple[Person, ...] = ()
+    years: tuple[int, ...] = ()
+    """Every year the record gives: issued, print, online, first arXiv version."""
+    venue: str | None = None
+    venue_aliases: tuple[str, ...] = ()
+    issns: tuple[str, ...] = ()
+    volume: str | None = None
+    issue: str | None = None
+    first_page: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    source_id: str | None = None
+    work_type: str | None = None
+    is_preprint: bool = False
+    retractions: tuple[Retraction, ...] = ()
+    url: str | None = None
+
+    @property
+    def year(self) -> int | None:
+        return min(self.years) if self.years else None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Record:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("titles", "short_titles", "years", "venue_aliases", "issns"):
+            values[name] = tuple(values.get(name) or ())
+        values["authors"] = tuple(Person(**p) for p in values.get("authors") or ())
+        values["retractions"] = tuple(Retraction(**r) for r in values.get("retractions") or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Found:
+    """The source returned these records (one for an ID lookup, candidates for a search)."""
+
+    records: tuple[Record, ...]
+
+
+@dataclass(frozen=True)
+class NotFound:
+    """The source answered, and it has nothing for this query (e.g. HTTP 404)."""
+
+    detail: str = "not found"
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """No usable answer: outage, timeout, rate limit, policy refusal, malformed body."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Agency:
+    """doi.org ``/doiRA/{prefix}``: the registration agency, or ``None`` for an unknown prefix."""
+
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Handle:
+    """hdl.handle.net ``/api/handles/{doi}``: ``responseCode`` 1 (exists) or 100 (does not)."""
+
+    exists: bool
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """The source says the identifier itself is malformed (arXiv's error feed)."""
+
+    detail: str
+
+
+Answer = Found | NotFound | Unreachable | Agency | Handle | Malformed
+"""Everything but ``Unreachable`` may be cached."""
+
+
+@dataclass(frozen=True)
+class FieldConflict:
+    """A cited field that disagrees with every matched record (DESIGN.md §4, accuracy)."""
+
+    field: str
+    cited: str
+    found: str
+    reason: str = "METADATA_CONFLICT"
+
+
+@dataclass
+class Outcome:
+    """One resolver's result for one reference (seed 000 vocabulary plus evidence)."""
+
+    resolver: str
+    status: Status
+    queried_by: QueriedBy
+    summary: str
+    reason: str | None = None
+    """Reason code this outcome contributes (DOI_REFUTED, DOI_TITLE_UNCONFIRMED, ...)."""
+    refutes_identifier: bool = False
+    """ID-keyed evidence of fabrication under DESIGN.md §5."""
+    record: Record | None = None
+    near_matches: tuple[Record, ...] = ()
+    conflicts: tuple[FieldConflict, ...] = ()
+    """Why an exact-title candidate was rejected (year or first author)."""
+    checked_at: datetime | None = None
+    from_cache: bool = False
+    cache_age_days: float | None = None
+    url: str | None = None
+    """Where a human can see what the source has (a search or record page)."""
+    details: dict = field(default_factory=dict)

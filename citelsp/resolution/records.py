@@ -1,0 +1,243 @@
+"""What every source parser shares: reading a response body and turning fields into Record parts.
+
+Each source names the same facts differently (``date-parts``, ``publication_year``,
+``publicationYear``); these helpers give one meaning to titles, names, years, DOIs and pages so
+that the parsers stay short. A body that does not have the documented shape is ``Unreachable``,
+never an empty answer: a proxy's page or a changed API must not read as "no such work".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from citelsp.documents.model import Person
+from citelsp.documents.text import clean_markup, collapse_whitespace
+from citelsp.resolution.http import HttpResponse
+from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
+
+ARXIV_DOI_PREFIX = "10.48550/arxiv."
+_DOI_URL = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", re.IGNORECASE)
+_YEAR = re.compile(r"^([0-9]{4})(?![0-9])")
+_MAIN_TITLE = re.compile(r"\s*:\s+|\s*:$|\s+-\s+")
+_PARTICLES = frozenset(
+    ("van", "von", "der", "den", "de", "del", "della", "da", "di", "du", "dos", "das", "le", "la")
+    + ("ter", "ten", "bin", "al", "el", "st")
+)
+_SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+
+
+class BodyError(ValueError):
+    """A body that parses but does not have the shape the source documents."""
+
+
+def unexpected(source: str, response: HttpResponse) -> Unreachable:
+    """An answer no parser reads (400 and other statuses the HTTP layer lets through)."""
+    return Unreachable(f"{source} answered HTTP {response.status}")
+
+
+def not_found(source: str, response: HttpResponse) -> NotFound | None:
+    """``NotFound`` for 404/410, which every source uses for "no such record"."""
+    if response.status in (404, 410):
+        return NotFound(f"{source}: HTTP {response.status}")
+    return None
+
+
+def json_of(response: HttpResponse) -> Any:
+    """The body as JSON, or ``BodyError``."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise BodyError(str(exc)) from None
+
+
+def malformed(source: str, exc: Exception) -> Unreachable:
+    return Unreachable(f"malformed {source} body ({type(exc).__name__}: {exc})"[:300])
+
+
+PARSE_ERRORS = (BodyError, ValueError, TypeError, KeyError, AttributeError, IndexError)
+"""What a parser may raise on a body of the wrong shape; callers turn it into ``Unreachable``."""
+
+
+def parse_found(
+    source: str, response: HttpResponse, read: Callable[[Any], Iterable[Record]]
+) -> Found | Unreachable:
+    """Records ``read`` from a 2xx JSON body; any other status or shape is ``Unreachable``."""
+    if not 200 <= response.status < 300:
+        return unexpected(source, response)
+    try:
+        return Found(tuple(read(json_of(response))))
+    except PARSE_ERRORS as exc:
+        return malformed(source, exc)
+
+
+def mapping(value: Any, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise BodyError(f"{what} is not an object")
+    return value
+
+
+def items(value: Any, what: str) -> list:
+    """A JSON array; ``None`` (an absent optional list) reads as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BodyError(f"{what} is not a list")
+    return value
+
+
+def text(value: Any) -> str | None:
+    """A scalar field as stripped text; lists give their first string (CSL titles do this)."""
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, str) and v.strip()), None)
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str):
+        raise BodyError(f"expected text, got {type(value).__name__}")
+    value = collapse_whitespace(value)
+    return value or None
+
+
+def strings(value: Any) -> list[str]:
+    """A field that is a string or a list of strings, as non-empty strings."""
+    if isinstance(value, str):
+        value = [value]
+    return [s for s in (text(v) for v in items(value, "list of strings")) if s]
+
+
+def clean_title(value: Any) -> str | None:
+    """A title as plain text: markup and entities removed (DESIGN.md §4)."""
+    raw = text(value)
+    if not raw:
+        return None
+    return clean_markup(raw) or None
+
+
+def clean_titles(value: Any) -> list[str]:
+    """A title field that is a string or a list, each title cleaned, empty ones dropped."""
+    return [t for t in (clean_title(s) for s in strings(value)) if t]
+
+
+def unique(values: Iterable[Any], *, besides: Any = None) -> tuple:
+    """Values in first-seen order without repeats, empties and ``besides``."""
+    seen: dict[Any, None] = {}
+    for value in values:
+        if value is not None and value != "" and value != besides:
+            seen.setdefault(value, None)
+    return tuple(seen)
+
+
+def title_variants(titles: Iterable[str], subtitles: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every title, then every ``title: subtitle`` pairing (sources do not pair them for us)."""
+    titles, subtitles = list(titles), list(subtitles)
+    return unique([*titles, *(f"{t}: {s}" for t in titles for s in subtitles)])
+
+
+def main_titles(titles: Iterable[str], short: Iterable[str] = ()) -> tuple[str, ...]:
+    """The part of each title before ``:`` or `` - ``, plus the source's short titles."""
+    mains = []
+    for title in titles:
+        head = _MAIN_TITLE.split(title, maxsplit=1)[0].strip()
+        if head and head != title:
+            mains.append(head)
+    return unique([*mains, *short])
+
+
+def people(entries: Any, convert: Callable[[Any], Person | None]) -> tuple[Person, ...]:
+    """A JSON list of names through ``convert``, nameless entries dropped."""
+    return tuple(p for p in map(convert, items(entries, "names")) if p)
+
+
+def person(family: Any, given: Any = None, *, literal: bool = False) -> Person | None:
+    family_text = text(family)
+    if not family_text:
+        return None
+    return Person(family=family_text, given=text(given) or "", literal=literal)
+
+
+def person_from_name(name: Any) -> Person | None:
+    """A display name as a Person: ``Given Family`` (particles kept) or ``Family, Given``."""
+    full = text(name)
+    if not full:
+        return None
+    family, comma, given = (part.strip() for part in full.partition(","))
+    if comma and family and "," not in given and given.lower() not in _SUFFIXES:
+        return Person(family=family, given=given)
+    full = full.replace(",", " ")
+    tokens = full.split()
+    while len(tokens) > 1 and tokens[-1].lower().rstrip(",") in _SUFFIXES:
+        tokens.pop()
+    start = len(tokens) - 1
+    while start > 1 and tokens[start - 1].lower() in _PARTICLES:
+        start -= 1
+    return Person(family=" ".join(tokens[start:]), given=" ".join(tokens[:start]))
+
+
+def year(value: Any) -> int | None:
+    """A year from an int or a date string starting with four ASCII digits."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        found = value
+    elif isinstance(value, str) and (m := _YEAR.match(value.strip())):
+        found = int(m.group(1))
+    else:
+        return None
+    return found if 1000 <= found <= 2999 else None
+
+
+def date_parts(value: Any) -> list[int]:
+    """``{"date-parts": [[2020, 1, 30]]}`` (Crossref, CSL) as ``[2020, 1, 30]``, or ``[]``."""
+    if not isinstance(value, dict):
+        return []
+    parts = value.get("date-parts")
+    if not isinstance(parts, list) or not parts or not isinstance(parts[0], list):
+        return []
+    numbers = []
+    for part in parts[0]:
+        if isinstance(part, bool):
+            break
+        if isinstance(part, str) and part.isascii() and part.isdigit():
+            part = int(part)
+        if not isinstance(part, int):
+            break
+        numbers.append(part)
+    return numbers
+
+
+def date_parts_year(value: Any) -> int | None:
+    parts = date_parts(value)
+    return year(parts[0]) if parts else None
+
+
+def date_parts_iso(value: Any) -> str | None:
+    parts = date_parts(value)
+    if not parts or year(parts[0]) is None:
+        return None
+    return "-".join([f"{parts[0]:04d}", *(f"{p:02d}" for p in parts[1:3])])
+
+
+def doi(value: Any) -> str | None:
+    """A DOI without a resolver prefix, lowercased (DOIs compare case-insensitively)."""
+    raw = text(value)
+    if not raw:
+        return None
+    bare = _DOI_URL.sub("", raw).strip()
+    return bare.lower() if bare.startswith("10.") else None
+
+
+def arxiv_id_from_doi(value: str | None) -> str | None:
+    if value and value.lower().startswith(ARXIV_DOI_PREFIX):
+        return value[len(ARXIV_DOI_PREFIX):] or None
+    return None
+
+
+def first_page(pages: Any) -> str | None:
+    """The first page of ``"776-779"``, ``"E4832 - E4841"`` or ``"145"``."""
+    raw = text(pages)
+    if not raw:
+        return None
+    return re.split(r"\s*[-\u2010-\u2015]\s*", raw, maxsplit=1)[0] or None

@@ -1,0 +1,126 @@
+"""Semantic Scholar Graph API: papers by DOI or arXiv id, title search and batches.
+
+Every request names ``fields``: without it only the id and title come back (DESIGN.md §4).
+The API key, when configured, is added by the HTTP layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from citelsp.config import Settings
+from citelsp.resolution import records as r
+from citelsp.resolution.http import HttpClient, HttpResponse, quote_path
+from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
+
+SOURCE = "semantic_scholar"
+FIELDS = "title,year,publicationDate,authors,venue,publicationVenue,journal,externalIds"
+_PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr"})
+
+
+class SemanticScholarClient:
+    """Asks api.semanticscholar.org/graph/v1; every method answers, none raises."""
+
+    def __init__(self, http: HttpClient, settings: Settings) -> None:
+        self._http = http
+        self._settings = settings
+
+    async def by_doi(self, doi: str) -> Found | NotFound | Unreachable:
+        return await self._paper("DOI", doi)
+
+    async def by_arxiv_id(self, arxiv_id: str) -> Found | NotFound | Unreachable:
+        return await self._paper("arXiv", arxiv_id)
+
+    async def search_title(self, title: str, limit: int = 5) -> Found | Unreachable:
+        """``GET /paper/search``; no hits (``total: 0``, ``data`` missing) is ``Found(())``."""
+        params = {"query": title, "limit": str(limit), "fields": FIELDS}
+        response = await self._http.get(SOURCE, "/paper/search", params=params)
+        if isinstance(response, Unreachable):
+            return response
+        return r.parse_found(SOURCE, response, _search_data)
+
+    async def batch(self, paper_ids: Sequence[str]) -> tuple[Found | NotFound, ...] | Unreachable:
+        """``POST /paper/batch`` for ids like ``DOI:…``/``arXiv:…``; answers align with the ids."""
+        response = await self._http.post_json(
+            SOURCE, "/paper/batch", {"ids": list(paper_ids)}, params={"fields": FIELDS}
+        )
+        if isinstance(response, Unreachable):
+            return response
+        if not 200 <= response.status < 300:
+            return r.unexpected(SOURCE, response)
+        try:
+            papers = r.items(r.json_of(response), "batch")
+            if len(papers) != len(paper_ids):
+                raise r.BodyError(f"{len(papers)} answers for {len(paper_ids)} ids")
+            return tuple(
+                Found((parse_paper(r.mapping(p, "paper")),)) if p is not None
+                else NotFound(f"{SOURCE}: no paper")
+                for p in papers
+            )
+        except r.PARSE_ERRORS as exc:
+            return r.malformed(SOURCE, exc)
+
+    async def _paper(self, scheme: str, identifier: str) -> Found | NotFound | Unreachable:
+        response = await self._http.get(
+            SOURCE, f"/paper/{scheme}:{quote_path(identifier)}", params={"fields": FIELDS}
+        )
+        if isinstance(response, Unreachable):
+            return response
+        if response.status in (404, 410):
+            return NotFound(f"{SOURCE}: {_error_text(response)}")
+        return r.parse_found(SOURCE, response, lambda body: [parse_paper(r.mapping(body, "paper"))])
+
+
+def _error_text(response: HttpResponse) -> str:
+    """S2 explains a 404 (``{"error": "Paper with id … not found"}``); keep that for the hover."""
+    try:
+        error = r.mapping(response.json(), "error body").get("error")
+    except (ValueError, r.BodyError):
+        error = None
+    return str(error)[:200] if isinstance(error, str) else f"HTTP {response.status}"
+
+
+def _search_data(body: Any) -> list[Record]:
+    data = r.mapping(body, "body").get("data")
+    return [parse_paper(r.mapping(p, "paper")) for p in r.items(data, "data")]
+
+
+def parse_paper(paper: dict) -> Record:
+    """One Semantic Scholar paper object (requested with ``FIELDS``)."""
+    paper_id = r.text(paper.get("paperId"))
+    if not paper_id:
+        raise r.BodyError("paper without a paperId")
+    title = r.clean_title(paper.get("title"))
+    journal = r.mapping(paper.get("journal") or {}, "journal")
+    venue_obj = r.mapping(paper.get("publicationVenue") or {}, "publicationVenue")
+    external = r.mapping(paper.get("externalIds") or {}, "externalIds")
+    venue = r.text(paper.get("venue"))
+    names = [venue, r.text(journal.get("name")), r.text(venue_obj.get("name"))]
+    is_preprint = any(n and n.lower() in _PREPRINT_VENUES for n in names)
+    volume = r.text(journal.get("volume"))
+    doi = r.doi(external.get("DOI"))
+    return Record(
+        source=SOURCE,
+        title=title,
+        titles=r.title_variants([title] if title else []),
+        short_titles=r.main_titles([title] if title else []),
+        authors=r.people(paper.get("authors"), _author),
+        years=r.unique([r.year(paper.get("year")), r.year(paper.get("publicationDate"))]),
+        venue=venue or names[1] or names[2],
+        venue_aliases=r.unique(
+            [n for n in names[1:] if n != venue] + r.strings(venue_obj.get("alternate_names"))
+        ),
+        issns=r.unique(r.strings(venue_obj.get("issn"))),
+        volume=None if volume and volume.startswith("abs/") else volume,
+        first_page=r.first_page(journal.get("pages")),
+        doi=doi,
+        arxiv_id=r.text(external.get("ArXiv")) or r.arxiv_id_from_doi(doi),
+        source_id=paper_id,
+        is_preprint=is_preprint,
+        url=r.text(paper.get("url")) or f"https://www.semanticscholar.org/paper/{paper_id}",
+    )
+
+
+def _author(author: Any):
+    return r.person_from_name(r.mapping(author, "author").get("name"))

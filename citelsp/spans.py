@@ -1,0 +1,62 @@
+"""Code-point spans and line/column lookup.
+
+Every span in the core is a half-open range of code-point offsets into a document's text.
+Only ``citelsp.lsp`` converts them to the client's UTF-16 positions.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """Half-open ``[start, end)`` range of code-point offsets."""
+
+    start: int
+    end: int
+
+    def contains(self, offset: int) -> bool:
+        """True when ``offset`` lies inside the span or touches its end (a cursor after a key)."""
+        return self.start <= offset <= self.end
+
+    def shifted(self, delta: int) -> Span:
+        return Span(self.start + delta, self.end + delta)
+
+
+class LineIndex:
+    """Maps code-point offsets to 0-based ``(line, column)`` pairs and back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos != -1:
+            self._starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return line, offset - self._starts[line]
+
+    def offset(self, line: int, column: int) -> int:
+        if line >= len(self._starts):
+            return len(self.text)
+        start = self._starts[max(line, 0)]
+        end = self._starts[line + 1] - 1 if line + 1 < len(self._starts) else len(self.text)
+        return min(start + max(column, 0), end)
+
+    def line_start(self, line: int) -> int:
+        return self._starts[min(max(line, 0), len(self._starts) - 1)]
+
+    def line_text(self, line: int) -> str:
+        start = self.line_start(line)
+        end = self.text.find("\n", start)
+        return self.text[start:] if end == -1 else self.text[start:end]

@@ -1,0 +1,1 @@
+"""Verdict: outcomes → ``lookup_verified``, reasons, checklist items and human decisions."""

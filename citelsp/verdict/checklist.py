@@ -1,0 +1,384 @@
+"""Verdict and evidence → one checklist item per reference, and one finding per reason.
+
+DESIGN.md §6: every reference that is not a clean "true" gets exactly one item, carrying the
+highest-priority reason; the others go in ``other_reasons`` and each reason also becomes a
+finding shown on its field. Wording is part of the contract: only P0 may say an identifier
+"does not exist" or "names another work", only a "false" verdict may say "fabricated", and
+P1–P3 say "pending human check" and what was tried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from urllib.parse import quote, quote_plus, urlsplit
+
+from citelsp.documents.model import Work
+from citelsp.documents.text import is_generic_title
+from citelsp.resolution.identifiers import ReferenceIds
+from citelsp.resolution.outcome import FieldConflict, Outcome, Record, Retraction
+from citelsp.verdict.accuracy import accuracy_conflicts
+from citelsp.verdict.reasons import REASONS, priority_rank
+from citelsp.verdict.reduce import Verdict, reduce_lookup_verified
+
+ARTICLE_TYPES = frozenset(
+    {
+        "article",
+        "inproceedings",
+        "conference",
+        "article-journal",
+        "article-magazine",
+        "article-newspaper",
+        "paper-conference",
+    }
+)
+"""BibTeX and CSL types of journal articles and proceedings papers (NOT_FOUND_IN_INDEXES)."""
+
+HUMAN_LINK_HOSTS = frozenset(
+    {
+        "doi.org",
+        "hdl.handle.net",
+        "arxiv.org",
+        "search.crossref.org",
+        "openalex.org",
+        "www.semanticscholar.org",
+        "commons.datacite.org",
+        "pubmed.ncbi.nlm.nih.gov",
+        "scholar.google.com",
+    }
+)
+"""Hosts a verification link may point at (DESIGN.md §7)."""
+
+_VERSION = re.compile(r"v\d+$")
+_RECORD_PREFERENCE = ("crossref", "datacite", "openalex", "semantic_scholar", "arxiv")
+_PENDING = "pending human check"
+
+
+@dataclass
+class ChecklistItem:
+    citation_key: str
+    priority: str
+    reason_code: str
+    verdict_contribution: Verdict
+    cited_as: str
+    attempts: list[dict]
+    verification_urls: list[str]
+    human_action: str
+    human_result: None = None
+    """Never filled by the tool: the judgement is the human's."""
+    other_reasons: list[str] = field(default_factory=list)
+    message: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason, to be shown as a diagnostic on ``field``.
+
+    ``field`` is the reference field as written for identifier reasons (``doi``, ``DOI``,
+    ``eprint``, ``url``…), else a logical name (title, year, author, venue, volume, issue,
+    pages) the caller maps to the entry's field; ``None`` means the entry key.
+    """
+
+    reason_code: str
+    priority: str | None
+    field: str | None
+    message: str
+
+
+@dataclass
+class Verification:
+    citation_key: str
+    verdict: Verdict
+    outcomes: dict[str, Outcome]
+    item: ChecklistItem | None
+    findings: list[Finding]
+    retraction: Retraction | None = None
+    conflicts: tuple[FieldConflict, ...] = ()
+    """Accuracy conflicts against the matched records, or why exact titles were rejected."""
+    near_matches: tuple[Record, ...] = ()
+    matched: Record | None = None
+
+
+def _refute_impossible_arxiv(outcomes: dict[str, Outcome], ids: ReferenceIds, work: Work) -> None:
+    """An arXiv id with an impossible date is refuted without a lookup (DESIGN.md §2)."""
+    arxiv = ids.arxiv
+    if arxiv is None or not arxiv.impossible or work.manual:
+        return
+    current = outcomes.get("arxiv")
+    if current is not None and current.refutes_identifier:
+        return
+    outcomes["arxiv"] = Outcome(
+        "arxiv",
+        "unmatched",
+        "id",
+        f"arXiv id {arxiv.value} carries an impossible date; not looked up",
+        reason="ARXIV_ID_REFUTED",
+        refutes_identifier=True,
+    )
+
+
+def _tried(outcomes: Mapping[str, Outcome]) -> str:
+    asked = [
+        f"{name} ({o.status}{' by ' + o.queried_by if o.queried_by else ''})"
+        for name, o in outcomes.items()
+        if o.status != "skipped"
+    ]
+    return "Tried: " + ", ".join(asked) if asked else "No source could be asked"
+
+
+def _cited_as(work: Work, ids: ReferenceIds) -> str:
+    names = [p.family for p in work.authors if p.family]
+    if not names:
+        who = ""
+    elif len(names) == 1 and not work.has_et_al:
+        who = names[0]
+    elif len(names) == 2 and not work.has_et_al:
+        who = f"{names[0]} and {names[1]}"
+    else:
+        who = f"{names[0]} et al."
+    parts = [f"{who} ({work.year})" if work.year else who]
+    if work.title:
+        title = work.title if len(work.title) <= 120 else work.title[:119] + "…"
+        parts.append(f"\u201c{title}\u201d")
+    if work.venue:
+        parts.append(work.venue)
+    if ids.doi is not None:
+        parts.append(f"doi:{ids.doi.value}")
+    if ids.arxiv is not None:
+        parts.append(f"arXiv:{ids.arxiv.value}")
+    return ", ".join(p for p in parts if p) or "(no title, author or identifier)"
+
+
+def _urls(
+    work: Work, ids: ReferenceIds, outcomes: Mapping[str, Outcome], extra: Sequence[Record]
+) -> list[str]:
+    urls = []
+    if ids.doi is not None:
+        urls.append(f"https://doi.org/{quote(ids.doi.value, safe='/')}")
+    if ids.arxiv is not None:
+        urls.append(f"https://arxiv.org/abs/{ids.arxiv.value}")
+    urls += [f"https://doi.org/{quote(r.doi, safe='/')}" for r in extra if r.doi]
+    urls += [o.url for o in outcomes.values() if o.url]
+    if work.title:
+        urls.append(f"https://search.crossref.org/?q={quote_plus(work.title)}")
+        urls.append(
+            f"https://scholar.google.com/scholar?q={quote_plus(chr(34) + work.title + chr(34))}"
+        )
+    safe = [
+        u
+        for u in urls
+        if urlsplit(u).scheme == "https" and urlsplit(u).hostname in HUMAN_LINK_HOSTS
+    ]
+    return list(dict.fromkeys(safe))
+
+
+class _Findings:
+    """Collects findings once per (code, field), worded by priority and verdict."""
+
+    def __init__(self, ids: ReferenceIds, verdict: Verdict, outcomes: Mapping[str, Outcome]):
+        self.ids = ids
+        self.verdict = verdict
+        self.tried = _tried(outcomes)
+        self.matched_via = next((n for n, o in outcomes.items() if o.status == "matched"), None)
+        self.items: dict[tuple[str, str | None], Finding] = {}
+
+    def _field(self, code: str) -> str | None:
+        logical = REASONS[code].field if code in REASONS else None
+        if logical == "doi" and self.ids.doi is not None:
+            return self.ids.doi.field
+        if logical == "arxiv" and self.ids.arxiv is not None:
+            return self.ids.arxiv.field
+        return logical
+
+    def add(self, code: str, field: str | None = None, detail: str = "") -> None:
+        info = REASONS.get(code)
+        if info is None:
+            return
+        where = field if field is not None else self._field(code)
+        if (code, where) in self.items:
+            return
+        text = info.summary + (f": {detail}" if detail else "")
+        if info.priority == "P0":
+            if self.verdict == "false":
+                text += ". No index has the work either; the reference may be fabricated"
+            elif self.verdict == "true":
+                text += (
+                    f". The work itself was found ({self.matched_via});"
+                    " correct the identifier from the matched record"
+                )
+            text += "."
+        elif info.priority is not None:
+            text += f" \u2014 {_PENDING}. {self.tried}."
+        self.items[(code, where)] = Finding(code, info.priority, where, text)
+
+    def conflict(self, c: FieldConflict) -> None:
+        self.add(
+            c.reason,
+            c.field,
+            f"{c.field} cited as \u201c{c.cited}\u201d, found \u201c{c.found}\u201d",
+        )
+
+    def ranked(self) -> list[Finding]:
+        return sorted(self.items.values(), key=lambda f: priority_rank(f.priority))
+
+
+def _identifier_detail(code: str, ids: ReferenceIds) -> str:
+    if code.startswith("DOI") and ids.doi is not None:
+        return ids.doi.value
+    if code.startswith("ARXIV") and ids.arxiv is not None:
+        return ids.arxiv.value
+    return ""
+
+
+_DOUBT_ABOUT = {
+    "doi": ("DOI_TITLE_UNCONFIRMED", "DOI_EXISTS_TITLE_UNVERIFIABLE", "DOI_RA_UNRESOLVED"),
+    "arxiv": ("ARXIV_TITLE_UNCONFIRMED",),
+}
+
+
+def _confirmed_identifiers(ids: ReferenceIds, records: Sequence[Record]) -> set[str]:
+    """Doubts about an identifier that another source's match of that identifier settles."""
+    settled: set[str] = set()
+    if ids.doi is not None and any((r.doi or "").lower() == ids.doi.value for r in records):
+        settled.update(_DOUBT_ABOUT["doi"])
+    if ids.arxiv is not None and any(
+        _VERSION.sub("", r.arxiv_id or "") == ids.arxiv.value for r in records
+    ):
+        settled.update(_DOUBT_ABOUT["arxiv"])
+    return settled
+
+
+def _preferred_records(outcomes: Mapping[str, Outcome]) -> list[Record]:
+    matched = [(n, o.record) for n, o in outcomes.items() if o.status == "matched" and o.record]
+    rank = {n: i for i, n in enumerate(_RECORD_PREFERENCE)}
+    return [r for _, r in sorted(matched, key=lambda t: rank.get(t[0], len(rank)))]
+
+
+def build_verification(
+    ref_key: str,
+    entry_type: str,
+    work: Work,
+    ids: ReferenceIds,
+    outcomes: Mapping[str, Outcome],
+    *,
+    retraction: Retraction | None = None,
+    extra_reasons: Sequence[str] = (),
+) -> Verification:
+    """Reduce one reference's outcomes to its verdict, findings and checklist item."""
+    outcomes = dict(outcomes)
+    _refute_impossible_arxiv(outcomes, ids, work)
+    verdict = reduce_lookup_verified(outcomes)
+    records = _preferred_records(outcomes)
+    found = _Findings(ids, verdict, outcomes)
+
+    confirmed = _confirmed_identifiers(ids, records)
+    for o in outcomes.values():
+        code = o.reason
+        if code is None and o.refutes_identifier:
+            code = "ARXIV_ID_REFUTED" if o.resolver == "arxiv" else "DOI_REFUTED"
+        # Field conflicts come from the accuracy check over every matched record (or, without
+        # a match, from the exact-title rejections), never from one outcome's view.
+        if code is not None and code not in confirmed and code != "METADATA_CONFLICT":
+            found.add(code, None, _identifier_detail(code, ids))
+
+    conflicts: tuple[FieldConflict, ...]
+    near: tuple[Record, ...] = ()
+    if records:
+        conflicts = accuracy_conflicts(work, entry_type, records)
+        for c in conflicts:
+            found.conflict(c)
+    else:
+        conflicts = tuple(c for o in outcomes.values() for c in o.conflicts)
+        near = tuple(dict.fromkeys(r for o in outcomes.values() for r in o.near_matches))
+        _no_match_reasons(found, entry_type, work, ids, outcomes, near, conflicts)
+
+    if retraction is not None:
+        found.add("RETRACTED", None, retraction.notice_doi or retraction.source)
+    for code in extra_reasons:
+        found.add(code)
+
+    findings = found.ranked()
+    return Verification(
+        ref_key,
+        verdict,
+        outcomes,
+        _item(ref_key, verdict, work, ids, outcomes, findings, near),
+        findings,
+        retraction,
+        conflicts,
+        near,
+        records[0] if records else None,
+    )
+
+
+def _no_match_reasons(
+    found: _Findings,
+    entry_type: str,
+    work: Work,
+    ids: ReferenceIds,
+    outcomes: Mapping[str, Outcome],
+    near: Sequence[Record],
+    conflicts: Sequence[FieldConflict],
+) -> None:
+    """Why nothing matched, in the terms of DESIGN.md §6."""
+    if work.manual:
+        found.add("NO_AUTOMATED_SOURCE", None, "a manual entry is not looked up")
+        return
+    if not work.title and not ids.any:
+        found.add("INSUFFICIENT_METADATA")
+        return
+    for c in conflicts:
+        found.conflict(c)
+    answered = sum(o.status in ("matched", "unmatched") for o in outcomes.values())
+    generic = bool(work.title) and is_generic_title(work.title or "")
+    if answered == 0:
+        found.add("UNREACHABLE")
+    if generic:
+        found.add("GENERIC_TITLE", None, f"\u201c{work.title}\u201d")
+    if near:
+        found.add("NEAR_MATCH_ONLY", None, "; ".join(f"\u201c{r.title}\u201d" for r in near[:3]))
+    if entry_type.casefold() not in ARTICLE_TYPES:
+        found.add("NO_AUTOMATED_SOURCE", None, f"entry type {entry_type}")
+    elif answered >= 2 and not (near or conflicts or generic):
+        found.add("NOT_FOUND_IN_INDEXES")
+    elif 0 < answered < 2:
+        found.add("PARTIAL_COVERAGE")
+
+
+def _item(
+    key: str,
+    verdict: Verdict,
+    work: Work,
+    ids: ReferenceIds,
+    outcomes: Mapping[str, Outcome],
+    findings: Sequence[Finding],
+    near: Sequence[Record],
+) -> ChecklistItem | None:
+    ranked = [f for f in findings if f.priority is not None]
+    if not ranked:
+        return None
+    top = ranked[0]
+    others = list(
+        dict.fromkeys(f.reason_code for f in ranked[1:] if f.reason_code != top.reason_code)
+    )
+    attempts = [
+        {"resolver": name, "status": o.status, "queried_by": o.queried_by, "summary": o.summary}
+        for name, o in outcomes.items()
+    ]
+    return ChecklistItem(
+        citation_key=key,
+        priority=top.priority or "P3",
+        reason_code=top.reason_code,
+        verdict_contribution=verdict,
+        cited_as=_cited_as(work, ids),
+        attempts=attempts,
+        verification_urls=_urls(work, ids, outcomes, near[:2]),
+        human_action=REASONS[top.reason_code].action,
+        human_result=None,
+        other_reasons=others,
+        message=top.message,
+    )

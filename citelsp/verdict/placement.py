@@ -1,0 +1,79 @@
+"""Where a verification is shown: each finding on its field in the bibliography, the
+checklist item on every citation of the reference (P3 stays in the bibliography)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from citelsp.documents.model import Citation, Problem, Reference
+from citelsp.verdict.checklist import Verification
+from citelsp.verdict.reasons import PRIORITY_ORDER, priority_severity
+
+FIELD_NAMES = {
+    "venue": ("journal", "journaltitle", "booktitle", "container-title", "howpublished"),
+    "author": ("author", "editor"),
+    "issue": ("number", "issue"),
+    "pages": ("pages", "page"),
+    "year": ("year", "date", "issued"),
+}
+"""Logical field → the names it is written under in BibTeX and CSL."""
+
+
+def field_of(ref: Reference, logical: str | None) -> str | None:
+    """The reference field a finding about ``logical`` goes on (None: the entry key)."""
+    if logical is None:
+        return None
+    names = FIELD_NAMES.get(logical, (logical,))
+    lowered = {name.casefold(): name for name in ref.fields}
+    return next((lowered[n.casefold()] for n in names if n.casefold() in lowered), None)
+
+
+def shown(priority: str | None, min_priority: str) -> bool:
+    if priority is None:
+        return True
+    return PRIORITY_ORDER.index(priority) <= PRIORITY_ORDER.index(min_priority)
+
+
+def verification_problems(
+    ref: Reference,
+    verification: Verification,
+    citations: Iterable[Citation],
+    *,
+    min_priority: str = "P3",
+) -> list[tuple[str, Problem]]:
+    """(uri, problem) pairs for one verified reference, filtered by the lowest priority shown."""
+    placed: list[tuple[str, Problem]] = []
+    for finding in verification.findings:
+        if finding.priority is None or not shown(finding.priority, min_priority):
+            continue
+        placed.append(
+            (
+                ref.uri,
+                Problem(
+                    code=finding.reason_code,
+                    span=ref.span_of(field_of(ref, finding.field)),
+                    message=f"{ref.key}: {finding.message}",
+                    severity=priority_severity(finding.priority),
+                    key=ref.key,
+                    priority=finding.priority,
+                ),
+            )
+        )
+    item = verification.item
+    if item is None or item.priority == "P3" or not shown(item.priority, min_priority):
+        return placed
+    for citation in citations:
+        placed.append(
+            (
+                citation.uri,
+                Problem(
+                    code=item.reason_code,
+                    span=citation.span,
+                    message=f"{ref.key}: {item.message}",
+                    severity=priority_severity(item.priority),
+                    key=ref.key,
+                    priority=item.priority,
+                ),
+            )
+        )
+    return placed

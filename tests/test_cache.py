@@ -1,0 +1,275 @@
+"""The answer cache: round trips, versions, lifetimes, staleness, corruption, sharing."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import diskcache
+import pytest
+
+from citelsp.documents.model import Person
+from citelsp.resolution.cache import CACHE_VERSION, AnswerCache
+from citelsp.resolution.outcome import (
+    Agency,
+    Found,
+    Handle,
+    Malformed,
+    NotFound,
+    Record,
+    Retraction,
+    Unreachable,
+)
+
+DAY = 86400.0
+START = 1_780_000_000.0
+
+RECORD = Record(
+    source="crossref",
+    title="Attention Is All You Need",
+    titles=("Attention Is All You Need",),
+    short_titles=("Attention",),
+    authors=(Person("Vaswani", "Ashish"), Person("Google Brain", literal=True)),
+    years=(2017, 2018),
+    venue="Advances in Neural Information Processing Systems",
+    venue_aliases=("NeurIPS", "NIPS"),
+    issns=("1049-5258",),
+    volume="30",
+    issue="1",
+    first_page="5998",
+    doi="10.5555/3295222.3295349",
+    arxiv_id="1706.03762",
+    source_id="W2963403868",
+    work_type="proceedings-article",
+    is_preprint=False,
+    retractions=(Retraction("crossref", "10.1/notice", "2020-01-01"),),
+    url="https://doi.org/10.5555/3295222.3295349",
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, days: float) -> None:
+        self.now += days * DAY
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def cache(tmp_path, clock):
+    answers = AnswerCache(tmp_path / "cache", clock=clock)
+    yield answers
+    answers.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Found((RECORD, Record(source="crossref", title="Other"))),
+        Found(()),
+        NotFound(),
+        NotFound("no such DOI"),
+        Agency("Crossref"),
+        Agency(None),
+        Handle(True),
+        Handle(False),
+        Malformed("incorrect id format for 1706.0376x"),
+    ],
+)
+def test_every_answer_round_trips(cache, answer):
+    cache.put("crossref", "doi", "10.5555/3295222.3295349", answer)
+    cached = cache.get("crossref", "doi", "10.5555/3295222.3295349")
+    assert cached is not None
+    assert cached.answer == answer
+    assert cached.stored_at == datetime.fromtimestamp(START, UTC)
+    assert cached.age_days == 0.0
+    assert cached.stale is False
+
+
+def test_key_is_resolver_form_and_normalized_query(cache):
+    cache.put("crossref", "doi", "10.1000/ABC", NotFound())
+    assert cache.get("crossref", "doi", "  10.1000/abc ") is not None
+    assert cache.get("openalex", "doi", "10.1000/abc") is None
+    assert cache.get("crossref", "title", "10.1000/abc") is None
+
+
+def test_unreachable_is_never_stored(cache, tmp_path):
+    cache.put("crossref", "doi", "10.1/x", Unreachable("HTTP 503 from api.crossref.org"))
+    assert cache.get("crossref", "doi", "10.1/x") is None
+    with diskcache.Cache(str(tmp_path / "cache")) as raw:
+        assert len(raw) == 0
+
+
+def test_unreachable_does_not_replace_a_stored_answer(cache):
+    cache.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    cache.put("crossref", "doi", "10.1/x", Unreachable("timed out"))
+    assert cache.get("crossref", "doi", "10.1/x").answer == Found((RECORD,))
+
+
+def test_another_version_is_a_miss(tmp_path, clock):
+    with_v1 = AnswerCache(tmp_path, clock=clock)
+    with_v1.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    with_v2 = AnswerCache(tmp_path, version="2", clock=clock)
+    assert with_v2.get("crossref", "doi", "10.1/x") is None
+    assert with_v1.get("crossref", "doi", "10.1/x") is not None
+    assert CACHE_VERSION == "1"
+
+
+def test_version_stored_in_the_value_is_checked_too(tmp_path, clock):
+    writer = AnswerCache(tmp_path, clock=clock)
+    writer.put("crossref", "doi", "10.1/x", NotFound())
+    writer.close()
+    with diskcache.Cache(str(tmp_path)) as raw:
+        (key,) = list(raw)
+        raw.set(key.replace(f'["{CACHE_VERSION}"', '["2"'), raw[key])
+    reader = AnswerCache(tmp_path, version="2", clock=clock)
+    assert reader.get("crossref", "doi", "10.1/x") is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind", "days"),
+    [
+        (Found((RECORD,)), None, 90),
+        (NotFound(), None, 7),
+        (Malformed("bad id"), None, 7),
+        (Agency("DataCite"), None, 90),
+        (Agency(None), None, 7),
+        (Handle(True), None, 90),
+        (Handle(False), None, 7),
+        (Found((RECORD,)), "retraction", 30),
+    ],
+)
+def test_lifetimes(cache, clock, answer, kind, days):
+    cache.put("crossref", "doi", "10.1/x", answer, kind=kind)
+    clock.advance(days - 0.01)
+    assert cache.get("crossref", "doi", "10.1/x") is not None
+    clock.advance(0.02)
+    assert cache.get("crossref", "doi", "10.1/x") is None
+
+
+def test_old_answers_are_flagged_stale(cache, clock):
+    cache.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    clock.advance(29.5)
+    fresh = cache.get("crossref", "doi", "10.1/x")
+    assert fresh.stale is False and fresh.age_days == pytest.approx(29.5)
+    clock.advance(1)
+    old = cache.get("crossref", "doi", "10.1/x")
+    assert old.stale is True and old.age_days == pytest.approx(30.5)
+    assert old.stored_at == datetime.fromtimestamp(START, UTC)
+
+
+def test_stale_days_zero_never_flags(tmp_path, clock):
+    answers = AnswerCache(tmp_path, stale_days=0, clock=clock)
+    answers.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    clock.advance(80)
+    assert answers.get("crossref", "doi", "10.1/x").stale is False
+
+
+def test_delete_and_clear(cache):
+    cache.put("crossref", "doi", "10.1/a", NotFound())
+    cache.put("crossref", "doi", "10.1/b", NotFound())
+    cache.delete("crossref", "doi", "10.1/A")
+    assert cache.get("crossref", "doi", "10.1/a") is None
+    assert cache.get("crossref", "doi", "10.1/b") is not None
+    cache.clear()
+    assert cache.get("crossref", "doi", "10.1/b") is None
+
+
+def test_corrupt_database_is_rebuilt(tmp_path, clock):
+    directory = tmp_path / "cache"
+    first = AnswerCache(directory, clock=clock)
+    first.put("crossref", "doi", "10.1/x", NotFound())
+    first.close()
+    (directory / "notes.txt").write_text("not ours")
+    (directory / "cache.db").write_bytes(b"this is not sqlite" * 500)
+
+    rebuilt = AnswerCache(directory, clock=clock)
+    assert rebuilt.get("crossref", "doi", "10.1/x") is None
+    rebuilt.put("crossref", "doi", "10.1/y", Handle(True))
+    assert rebuilt.get("crossref", "doi", "10.1/y").answer == Handle(True)
+    assert (directory / "notes.txt").read_text() == "not ours"
+
+
+def test_corruption_found_while_open_rebuilds(cache, monkeypatch):
+    cache.put("crossref", "doi", "10.1/x", NotFound())
+
+    def damaged(self, *args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(diskcache.Cache, "get", damaged)
+        assert cache.get("crossref", "doi", "10.1/x") is None
+    assert cache.get("crossref", "doi", "10.1/x") is None
+    cache.put("crossref", "doi", "10.1/x", NotFound())
+    assert cache.get("crossref", "doi", "10.1/x") is not None
+
+
+def test_transient_errors_are_a_miss_and_ignored_without_rebuild(cache, monkeypatch):
+    cache.put("crossref", "doi", "10.1/x", NotFound())
+
+    def locked(self, *args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(diskcache.Cache, "get", locked)
+        patch.setattr(diskcache.Cache, "set", locked)
+        assert cache.get("crossref", "doi", "10.1/x") is None
+        cache.put("crossref", "doi", "10.1/y", NotFound())
+    assert cache.get("crossref", "doi", "10.1/x") is not None
+    assert cache.get("crossref", "doi", "10.1/y") is None
+
+
+def test_unusable_directory_disables_the_cache(tmp_path, clock):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the directory should be")
+    answers = AnswerCache(blocker, clock=clock)
+    answers.put("crossref", "doi", "10.1/x", NotFound())
+    assert answers.get("crossref", "doi", "10.1/x") is None
+    answers.clear()
+    answers.close()
+
+
+def test_two_instances_share_one_directory(tmp_path, clock):
+    first = AnswerCache(tmp_path, clock=clock)
+    second = AnswerCache(tmp_path, clock=clock)
+    first.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    assert second.get("crossref", "doi", "10.1/x").answer == Found((RECORD,))
+    second.put("openalex", "title", "attention is all you need", NotFound())
+    assert first.get("openalex", "title", "attention is all you need") is not None
+    second.clear()
+    assert first.get("crossref", "doi", "10.1/x") is None
+
+
+def _write_many(directory: str, worker: int, count: int) -> None:
+    answers = AnswerCache(Path(directory))
+    for i in range(count):
+        answers.put("crossref", "doi", f"10.{worker}/{i}", Handle(i % 2 == 0))
+        answers.get("crossref", "doi", f"10.{worker}/{i // 2}")
+    answers.close()
+
+
+def test_processes_writing_concurrently_lose_nothing(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_write_many, args=(str(tmp_path), worker, 40)) for worker in range(3)
+    ]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(60)
+    assert [p.exitcode for p in workers] == [0, 0, 0]
+    answers = AnswerCache(tmp_path)
+    for worker in range(3):
+        for i in range(40):
+            cached = answers.get("crossref", "doi", f"10.{worker}/{i}")
+            assert cached is not None and cached.answer == Handle(i % 2 == 0)

@@ -1,0 +1,194 @@
+"""CSL-JSON and CSL-YAML parsing: what counts as CSL, spans, rendering, broken input."""
+
+import json
+
+import pytest
+
+from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
+from citelsp.documents.model import Severity
+
+URI = "file:///refs.json"
+
+
+def at(text, span):
+    return text[span.start : span.end]
+
+
+CSL_ARRAY = """[
+  {
+    "id": "smith2020",
+    "type": "article-journal",
+    "title": "深度学习 😀 with \\"quotes\\"",
+    "DOI": "10.1000/xyz",
+    "author": [{"family": "Smith", "given": "Jane"}, {"literal": "World Health Organization"},
+               {"family": "Beethoven", "non-dropping-particle": "van", "given": "L."}],
+    "issued": {"date-parts": [[2020, 5, 1]]},
+    "volume": 12,
+    "ISSN": ["1234-5678", "8765-4321"],
+    "container-title": "Journal"
+  },
+  {"id": 42, "type": "book", "title": "Numbered"}
+]"""
+
+
+def test_csl_json_array_references_and_spans():
+    bib = parse_csl_json(URI, CSL_ARRAY)
+    assert bib is not None and bib.source_format == "csl-json" and bib.problems == []
+    smith, numbered = bib.references
+    assert smith.key == "smith2020" and smith.entry_type == "article-journal"
+    assert smith.source_format == "csl-json" and smith.uri == URI
+    assert at(CSL_ARRAY, smith.key_span) == "smith2020"
+    assert (
+        at(CSL_ARRAY, smith.span).startswith('{\n    "id"') and at(CSL_ARRAY, smith.span)[-1] == "}"
+    )
+    assert json.loads(at(CSL_ARRAY, smith.span)) == smith.csl
+    assert smith.csl["DOI"] == "10.1000/xyz"
+    fields = smith.fields
+    assert fields["title"].value == '深度学习 😀 with "quotes"'
+    assert at(CSL_ARRAY, fields["title"].span) == '深度学习 😀 with \\"quotes\\"'
+    assert fields["doi"].value == "10.1000/xyz"
+    assert at(CSL_ARRAY, fields["doi"].span) == "10.1000/xyz"
+    assert at(CSL_ARRAY, fields["doi"].name_span) == "DOI"
+    assert fields["author"].value == (
+        "Smith, Jane and World Health Organization and van Beethoven, L."
+    )
+    assert at(CSL_ARRAY, fields["author"].span).startswith('[{"family": "Smith"')
+    assert fields["issued"].value == "2020-5-1"
+    assert at(CSL_ARRAY, fields["issued"].span) == '{"date-parts": [[2020, 5, 1]]}'
+    assert fields["volume"].value == "12" and at(CSL_ARRAY, fields["volume"].span) == "12"
+    assert fields["issn"].value == "1234-5678, 8765-4321"
+    assert numbered.key == "42" and at(CSL_ARRAY, numbered.key_span) == "42"
+
+
+def test_csl_json_object_with_items():
+    text = '{"items": [{"id": "a", "type": "report", "title": "T"}], "meta": {"x": [1]}}'
+    bib = parse_csl_json(URI, text)
+    assert [r.key for r in bib.references] == ["a"]
+    assert at(text, bib.references[0].fields["title"].span) == "T"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "citelsp", "version": "1.0.0", "dependencies": {"x": "^1"}}',
+        '{"compilerOptions": {"strict": true}, "include": ["src"]}',
+        '[{"id": 1, "type": "user"}, {"id": 2, "type": "admin"}]',
+        '{"items": 3}',
+        "[]",
+        "[1, 2, 3]",
+        '"just a string"',
+        "",
+        '{"a": 1,}',
+        '{\n  // JSONC comment\n  "type": "module", "id": "x"\n}',
+    ],
+)
+def test_other_json_is_not_a_bibliography(text):
+    assert parse_csl_json("file:///package.json", text) is None
+
+
+def test_invalid_csl_json_is_a_problem_and_keeps_earlier_items():
+    text = '[\n  {"id": "a", "type": "book"},\n  {"id": "b", "type": "book",, }\n]'
+    bib = parse_csl_json(URI, text)
+    assert bib is not None
+    assert [r.key for r in bib.references] == ["a"]
+    (problem,) = bib.problems
+    assert problem.code == "MALFORMED_ENTRY" and problem.severity == Severity.ERROR
+    assert problem.span.start == text.index(",, }") + 1
+    assert "Invalid JSON" in problem.message
+
+
+def test_byte_order_mark_is_skipped():
+    bib = parse_csl_json(URI, '\ufeff[{"id": "a", "type": "book"}]')
+    assert [r.key for r in bib.references] == ["a"] and bib.problems == []
+
+
+def test_truncated_csl_json_does_not_crash():
+    text = CSL_ARRAY[: len(CSL_ARRAY) // 2]
+    bib = parse_csl_json(URI, text)
+    assert bib is not None and len(bib.problems) == 1
+    assert bib.problems[0].span.start <= len(text)
+
+
+def test_item_without_id_is_a_problem_and_others_parse():
+    text = '[{"type": "book", "title": "Anonymous"}, {"id": "ok", "type": "book"}]'
+    bib = parse_csl_json(URI, text)
+    assert [r.key for r in bib.references] == ["ok"]
+    (problem,) = bib.problems
+    assert problem.code == "MALFORMED_ENTRY" and "id" in problem.message
+    assert at(text, problem.span).startswith('{"type": "book"')
+
+
+def test_large_csl_json():
+    items = [{"id": f"k{i}", "type": "article-journal", "title": f"T {i}"} for i in range(10_000)]
+    text = json.dumps(items, indent=1)
+    bib = parse_csl_json(URI, text)
+    assert len(bib.references) == 10_000
+    last = bib.references[-1]
+    assert at(text, last.key_span) == "k9999" and at(text, last.fields["title"].span) == "T 9999"
+
+
+FRONT_MATTER = """---
+title: "Paper"
+references:
+- id: doe2020
+  type: article-journal
+  title: 'Quoted: 中文 😀 title'
+  issued: 2020-01-02
+  author:
+  - family: Doe
+    given: Jane
+  note: "citelsp:manual"
+- id: "roe"
+  type: book
+  issued:
+    date-parts: [[1999]]
+- type: book
+  title: no id
+- just a string
+---
+Body text citing [@doe2020].
+"""
+
+
+def front_matter_body(text):
+    start = text.index("\n") + 1
+    return start, text.index("\n---", start) + 1
+
+
+def test_csl_yaml_front_matter_spans():
+    start, end = front_matter_body(FRONT_MATTER)
+    bib = parse_csl_yaml("file:///paper.md", FRONT_MATTER, start, end)
+    assert bib.source_format == "csl-yaml" and bib.text == FRONT_MATTER
+    doe, roe = bib.references
+    assert doe.key == "doe2020" and at(FRONT_MATTER, doe.key_span) == "doe2020"
+    assert doe.source_format == "csl-yaml" and doe.entry_type == "article-journal"
+    assert doe.csl["issued"] == "2020-01-02"  # dates stay strings
+    assert doe.csl["author"] == [{"family": "Doe", "given": "Jane"}]
+    title = doe.fields["title"]
+    assert title.value == "Quoted: 中文 😀 title"
+    assert at(FRONT_MATTER, title.span) == title.value
+    assert at(FRONT_MATTER, title.name_span) == "title"
+    assert doe.fields["author"].value == "Doe, Jane"
+    assert at(FRONT_MATTER, doe.fields["author"].span) == "- family: Doe\n    given: Jane"
+    assert at(FRONT_MATTER, doe.span).startswith("id: doe2020")
+    assert at(FRONT_MATTER, roe.key_span) == "roe"
+    assert roe.fields["issued"].value == "1999"
+    assert len(bib.problems) == 2
+    assert all(p.code == "MALFORMED_ENTRY" for p in bib.problems)
+    assert at(FRONT_MATTER, bib.problems[0].span).startswith("type: book")
+    assert at(FRONT_MATTER, bib.problems[1].span) == "just a string"
+
+
+def test_csl_yaml_without_references():
+    text = "---\ntitle: x\n---\n"
+    assert parse_csl_yaml("u", text, 4, 13).references == []
+
+
+def test_broken_csl_yaml_is_a_problem():
+    text = "---\nreferences:\n- id: a\n  title: [unclosed\n- id: b\n---\n"
+    start, end = front_matter_body(text)
+    bib = parse_csl_yaml("file:///paper.md", text, start, end)
+    assert bib.references == []
+    (problem,) = bib.problems
+    assert problem.code == "MALFORMED_ENTRY" and problem.message.startswith("Invalid YAML")
+    assert start <= problem.span.start < end

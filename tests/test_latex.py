@@ -1,0 +1,167 @@
+"""LaTeX citation commands and bibliography declarations (DESIGN.md §2)."""
+
+import time
+
+import pytest
+
+from citelsp.documents.latex import parse_latex, visible_source
+from citelsp.spans import Span
+
+URI = "file:///paper.tex"
+
+
+def cut(text: str, span: Span) -> str:
+    return text[span.start : span.end]
+
+
+def keys(text: str) -> list[str]:
+    citations, _ = parse_latex(URI, text)
+    for c in citations:
+        assert cut(text, c.span) == c.key
+    return [c.key for c in citations]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cite", "citep", "citet", "parencite", "textcite", "autocite", "footcite", "nocite",
+        "Citet", "Textcite", "Autocite", "Parencite", "citeauthor", "citeyear", "citealp",
+        "smartcite", "supercite", "fullcite",
+    ],
+)  # fmt: skip
+def test_every_cite_command_and_its_starred_form(command):
+    assert keys(f"x \\{command}{{k1}} y \\{command}*{{k2}}") == ["k1", "k2"]
+
+
+def test_each_key_has_its_exact_span_and_the_command_is_the_full_span():
+    text = "As \\citep[see][p.~4]{alpha, beta,\n   gamma} shows."
+    citations, paths = parse_latex(URI, text)
+    assert paths == []
+    assert [c.key for c in citations] == ["alpha", "beta", "gamma"]
+    assert [cut(text, c.span) for c in citations] == ["alpha", "beta", "gamma"]
+    assert {cut(text, c.full_span) for c in citations} == {
+        "\\citep[see][p.~4]{alpha, beta,\n   gamma}"
+    }
+    assert all(c.syntax == "latex" and not c.wildcard for c in citations)
+
+
+def test_optional_arguments_with_braces_and_brackets_inside_braces():
+    text = "\\cite[{see [1]}][\\S~3]{a}"
+    assert keys(text) == ["a"]
+
+
+def test_spaces_and_a_newline_between_arguments():
+    assert keys("\\textcite [p. 1]\n  {a}") == ["a"]
+
+
+def test_nocite_star_is_a_wildcard():
+    text = "\\nocite{*}"
+    [citation], _ = parse_latex(URI, text)
+    assert citation.key == "*"
+    assert citation.wildcard
+    assert cut(text, citation.span) == "*"
+
+
+def test_star_is_not_a_key_for_other_commands():
+    assert keys("\\cite{*}") == []
+
+
+def test_multicite_lists():
+    text = "\\textcites(pre)(post)[see][12]{a,b}[]{c} and \\cites{d}{e}"
+    citations, _ = parse_latex(URI, text)
+    assert [c.key for c in citations] == ["a", "b", "c", "d", "e"]
+    assert cut(text, citations[0].full_span) == "\\textcites(pre)(post)[see][12]{a,b}[]{c}"
+    assert cut(text, citations[3].full_span) == "\\cites{d}{e}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\\citestyle{aa}",
+        "\\citation{a}",
+        "\\mycite{a}",
+        "\\cite",
+        "\\cite[unterminated",
+        "\\cite{}",
+        "\\cite{ , }",
+        "\\newcommand{\\mc}[1]{\\cite{#1}}",
+    ],
+)
+def test_not_citations(text):
+    assert keys(text) == []
+
+
+def test_comments_are_ignored_but_escaped_percent_is_not_a_comment():
+    text = (
+        "% \\cite{gone}\n50\\% \\cite{kept} % \\cite{gone2}\n\\\\% \\cite{gone3}\n\\cite{a,% b\n c}"
+    )
+    assert keys(text) == ["kept", "a", "c"]
+
+
+def test_verbatim_and_verb_are_ignored():
+    text = (
+        "\\verb|\\cite{v}| \\cite{a}\n"
+        "\\begin{verbatim}\n\\cite{b}\n\\end{verbatim}\n"
+        "\\begin{lstlisting}\\cite{c}\\end{lstlisting}\\cite{d}\n"
+        "\\begin{comment}\\cite{e}\n"
+    )
+    assert keys(text) == ["a", "d"]
+
+
+def test_visible_source_keeps_offsets_and_lines():
+    text = "a % note\r\nb"
+    source = visible_source(text)
+    assert len(source) == len(text)
+    assert source == "a       \r\nb"
+
+
+def test_bibliography_and_addbibresource():
+    text = (
+        "\\bibliographystyle{plain}\n\\bibliography{refs, more.bib,Other.BIB}\n"
+        "\\addbibresource[location=local]{lib/x.bib}\n\\addglobalbib{g.bib}\n"
+        "% \\bibliography{commented}\n"
+    )
+    citations, paths = parse_latex(URI, text)
+    assert citations == []
+    assert paths == ["refs.bib", "more.bib", "Other.BIB", "lib/x.bib", "g.bib"]
+
+
+def test_spans_are_code_points_after_non_ascii_text():
+    text = "Ünïcödé 😀 中文 \\cite{clé, 键}"
+    assert keys(text) == ["clé", "键"]
+
+
+def test_crlf():
+    text = "a\r\n\\cite{x,\r\n y}\r\n% \\cite{z}\r\n"
+    assert keys(text) == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "\\cite{" * 170_000,
+        "\\cite[" * 170_000,
+        "\\cite[{" * 140_000,
+        "\\verb|" * 160_000,
+        "\\begin{verbatim}" * 60_000,
+        "%" * 1_000_000,
+        "\\" * 1_000_000,
+        "\\cites" + "{a}" * 100_000,
+        "\0" * 1_000_000 + "\\cite{a}",
+    ],
+    ids=[
+        "open-keys",
+        "open-opt",
+        "open-opt-brace",
+        "verb",
+        "verbatim",
+        "percent",
+        "backslashes",
+        "multicite",
+        "nul",
+    ],
+)
+def test_hostile_input_is_not_quadratic(hostile):
+    started = time.perf_counter()
+    parse_latex(URI, hostile)
+    assert time.perf_counter() - started < 3

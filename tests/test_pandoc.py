@@ -1,0 +1,205 @@
+"""Pandoc citations and the Markdown code they skip (DESIGN.md §2)."""
+
+import time
+
+import pytest
+
+from citelsp.documents.pandoc import MASK, code_regions, html_comments, mask, parse_pandoc
+from citelsp.spans import Span
+
+URI = "file:///paper.md"
+
+
+def cut(text: str, span: Span) -> str:
+    return text[span.start : span.end]
+
+
+def cited(text: str) -> list[tuple[str, str, str]]:
+    """(key, text at span, text at full_span) for each citation, after masking code."""
+    prose = mask(text, code_regions(text))
+    return [(c.key, cut(text, c.span), cut(text, c.full_span)) for c in parse_pandoc(URI, prose)]
+
+
+def test_bracketed_citation_spans_key_and_group():
+    text = "As shown [@smith2020]."
+    [citation] = parse_pandoc(URI, text)
+    assert citation.key == "smith2020"
+    assert citation.syntax == "pandoc"
+    assert cut(text, citation.span) == "smith2020"
+    assert cut(text, citation.full_span) == "[@smith2020]"
+
+
+def test_group_with_prefix_locator_and_several_keys():
+    text = "Known [see @doe99, p. 4; also @roe2001, ch. 2]."
+    group = "[see @doe99, p. 4; also @roe2001, ch. 2]"
+    assert cited(text) == [("doe99", "doe99", group), ("roe2001", "roe2001", group)]
+
+
+def test_suppress_author():
+    assert cited("Smith says [-@smith04].") == [("smith04", "smith04", "[-@smith04]")]
+
+
+def test_in_text_citation_spans_itself():
+    assert cited("@smith04 says so.") == [("smith04", "smith04", "@smith04")]
+
+
+def test_in_text_citation_with_locator_group_after_it():
+    text = "@smith04 [p. 33] says."
+    assert cited(text) == [("smith04", "smith04", "@smith04")]
+
+
+@pytest.mark.parametrize(
+    ("written", "key"),
+    [
+        ("@doe.", "doe"),
+        ("@doe:2020,", "doe:2020"),
+        ("@a.b.c;", "a.b.c"),
+        ("@Doe-Smith_2020?", "Doe-Smith_2020"),
+        ("@1984orwell)", "1984orwell"),
+        ("@_private", "_private"),
+        ("@x#1$2%3&4+5?6<7>8~9/10", "x#1$2%3&4+5?6<7>8~9/10"),
+        ("@http://example.org/x", "http://example.org/x"),
+        ("@müller2020", "müller2020"),
+        ("@张三2020。", "张三2020"),
+    ],
+)
+def test_key_grammar_keeps_internal_punctuation_and_drops_trailing(written, key):
+    text = f"See {written} here"
+    [(found, at_span, _)] = cited(text)
+    assert found == key
+    assert at_span == key
+
+
+def test_braced_key_takes_any_characters():
+    text = "See [@{Doe, J. (2020)!}, p. 1]."
+    [(key, at_span, full)] = cited(text)
+    assert key == at_span == "Doe, J. (2020)!"
+    assert full == "[@{Doe, J. (2020)!}, p. 1]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "write to user@example.com today",
+        "first.last@example.org",
+        "me+tag@mail.example.com",
+        "escaped \\@notakey",
+        "https://medium.com/@someone/post",
+        "a lone @ sign",
+        "@-dash",
+        "@.",
+    ],
+)
+def test_text_that_is_not_a_citation(text):
+    assert cited(text) == []
+
+
+def test_inline_code_is_not_a_citation():
+    text = "Use `@decorator` and ``@a `b` c`` but cite @real."
+    assert [k for k, _, _ in cited(text)] == ["real"]
+
+
+def test_fenced_code_is_not_a_citation():
+    text = "before @a\n```python\n@decorator\n[@b]\n```\nafter @c\n~~~~\n@d\n~~~\n@e\n~~~~\n@f\n"
+    assert [k for k, _, _ in cited(text)] == ["a", "c", "f"]
+
+
+def test_unclosed_fence_runs_to_the_end():
+    text = "@a\n```\n@b\n"
+    assert [k for k, _, _ in cited(text)] == ["a"]
+
+
+def test_shorter_closing_fence_does_not_close():
+    text = "````\n@a\n```\n@b\n````\n@c"
+    assert [k for k, _, _ in cited(text)] == ["c"]
+
+
+def test_backtick_fence_info_with_backtick_is_inline_code_not_a_fence():
+    text = "```x``` @a\n@b"
+    assert [k for k, _, _ in cited(text)] == ["a", "b"]
+
+
+def test_indented_and_quoted_fences_count():
+    text = "1. item\n\n    ```\n    @a\n    ```\n> ```\n> @b\n> ```\n@c"
+    assert [k for k, _, _ in cited(text)] == ["c"]
+
+
+def test_crlf_fences():
+    text = "@a\r\n```\r\n@b\r\n```\r\n@c\r\n"
+    assert [(k, s) for k, s, _ in cited(text)] == [("a", "a"), ("c", "c")]
+
+
+def test_code_span_does_not_cross_a_blank_line():
+    text = "a `tick\n\n@key and `x`"
+    assert [k for k, _, _ in cited(text)] == ["key"]
+
+
+def test_escaped_backtick_opens_no_code_span():
+    text = "\\`not code @a `code @b`"
+    assert [k for k, _, _ in cited(text)] == ["a"]
+
+
+def test_html_comments_are_skipped_but_unterminated_ones_hide_nothing():
+    text = "<!-- draft: @hidden --> @shown <!-- open @also"
+    assert [k for k, _, _ in cited(text)] == ["shown", "also"]
+    assert [cut(text, s) for s in html_comments(text)] == ["<!-- draft: @hidden -->"]
+
+
+def test_bracket_group_does_not_cross_a_blank_line():
+    text = "[see\n\n@a]"
+    assert cited(text) == [("a", "a", "@a")]
+
+
+def test_nested_brackets_keep_the_inner_group():
+    text = "[see [@a; @b] and more]"
+    assert [f for _, _, f in cited(text)] == ["[@a; @b]", "[@a; @b]"]
+
+
+def test_spans_are_code_points_after_astral_characters():
+    text = "😀 𝔘𝔫𝔦 [@ключ2020, p. 3] ✓ @後"
+    assert cited(text) == [
+        ("ключ2020", "ключ2020", "[@ключ2020, p. 3]"),
+        ("後", "後", "@後"),
+    ]
+
+
+def test_mask_keeps_length_and_line_breaks():
+    text = "ab\r\ncd"
+    masked = mask(text, [Span(1, 5)])
+    assert masked == "a" + MASK + "\r\n" + MASK + "d"
+    assert len(masked) == len(text)
+
+
+def test_code_regions_from_an_offset():
+    text = "`x`\n```\ny\n```\n"
+    assert code_regions(text, 4) == [Span(4, 13)]
+    assert code_regions(text, 0, inline=False) == [Span(4, 13)]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "".join("`" * k + " x " for k in range(1, 1500)),
+        "`" * 1_000_000,
+        "[" * 1_000_000,
+        "[@a " * 200_000,
+        "@" * 1_000_000,
+        "<!--" * 200_000,
+        "```\n" * 200_000,
+        "@{" * 400_000,
+    ],
+    ids=[
+        "backtick-lengths",
+        "backticks",
+        "brackets",
+        "open-groups",
+        "ats",
+        "comments",
+        "fences",
+        "braces",
+    ],
+)
+def test_hostile_input_is_not_quadratic(hostile):
+    started = time.perf_counter()
+    cited(hostile)
+    assert time.perf_counter() - started < 3

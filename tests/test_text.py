@@ -1,0 +1,170 @@
+"""LaTeX decoding, title normalization (seed 004), Chinese titles (seed 001), name folding."""
+
+import pytest
+
+from citelsp.documents.text import (
+    GENERIC_TITLES,
+    cheap_title_key,
+    clean_markup,
+    cn_titles_equal,
+    fold_name,
+    has_han,
+    is_generic_title,
+    latex_decode,
+    normalize_cn_title,
+    normalize_title,
+    normalize_title_acronym,
+    title_similarity,
+    titles_equal,
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [
+        ('{\\"u}ber', "über"),
+        ("R\\&D", "R&D"),
+        ("{BERT}: Pre-training", "BERT: Pre-training"),
+        ("10.1000/a\\_b", "10.1000/a_b"),
+        ("pages 1--10", "pages 1\u201310"),
+        ("a---b", "a\u2014b"),
+        ("Jane~Doe", "Jane Doe"),
+        ("{\\'E}mile {\\v{S}}koda", "Émile Škoda"),
+        ("$\\alpha$-helix", "α-helix"),
+        ("\\emph{Deep}   learning", "Deep learning"),
+        ("plain  text\n here", "plain text here"),
+        ("1--10", "1\u201310"),
+        ("{BERT} gains 50% more", "BERT gains 50% more"),
+        ("50\\% of {X}", "50% of X"),
+    ],
+)
+def test_latex_decode(raw, decoded):
+    assert latex_decode(raw) == decoded
+
+
+@pytest.mark.parametrize("broken", ["unbalanced {x", "un}bal", "\\", "{\\", "$x", "\\foo{"])
+def test_latex_decode_never_raises_and_drops_braces(broken):
+    result = latex_decode(broken)
+    assert "{" not in result and "}" not in result
+
+
+def test_normalize_title_base_and_acronym():
+    assert normalize_title("  Deep   Learning: A Review! ") == "deep learning a review"
+    assert normalize_title("R.A.G. models") == "r a g models"
+    assert normalize_title_acronym("R.A.G. models") == "rag models"
+    assert normalize_title("snake_case—and “quotes”") == "snake case and quotes"
+    # A/B, R&D and spaced initials are not dotted runs
+    assert normalize_title_acronym("A/B testing for R&D") == "a b testing for r d"
+    assert normalize_title_acronym("D. H. Lawrence") == "d h lawrence"
+
+
+def test_titles_equal_is_base_or_acronym_equal():
+    assert titles_equal("R.A.G. for Question Answering", "RAG for question answering.")
+    # seed 004 §0.13: base-equal while only one side is a contiguous initialism
+    assert titles_equal("D.H. Lawrence", "D. H. Lawrence")
+    assert titles_equal("Attention is all you need", "Attention Is All You Need.")
+    assert not titles_equal("Attention is all you need", "Attention is not all you need")
+    assert not titles_equal("", "")
+    assert not titles_equal("!!!", "...")
+
+
+def test_title_similarity_takes_the_max_over_both_forms():
+    assert title_similarity("R.A.G.", "RAG") == 1.0
+    assert title_similarity("D.H. Lawrence", "D. H. Lawrence") == 1.0
+    assert title_similarity("Deep residual learning", "Deep residual learning for images") > 0.7
+    assert title_similarity("BERT", "Graph neural networks for chemistry") < 0.5
+
+
+def test_generic_titles_are_the_closed_list():
+    assert len(GENERIC_TITLES) == 68
+    for title in ("Editorial", "Short Communication", "Case Report", "Publisher Correction."):
+        assert is_generic_title(title)
+    assert is_generic_title("  LETTER TO THE EDITOR ")
+    # byte-equality, not substring or suffix
+    for title in (
+        "Case Report of a Rare Tumor",
+        "A Brief Report on Climate Models",
+        "Deep Learning Review",
+        "Discussion of Bell's Theorem",
+    ):
+        assert not is_generic_title(title)
+
+
+def test_has_han():
+    assert has_han("深度学习")
+    assert has_han("A study of 𠀀")  # CJK extension B
+    assert not has_han("Deep learning")
+    assert not has_han("ひらがな")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("ProEXC蛋白研究", "ＰｒｏＥＸＣ蛋白研究"),  # fullwidth Latin
+        ("基于深度学习的图像识别", "基于深度学习的图像识别。"),  # terminal full stop
+        ("基于 BERT 的文本分类", "基于BERT的文本分类"),  # spaces touching Han
+        ("『深度学习』", "【深度学习】"),  # outer wrappers
+        ("“人工智能伦理”", "人工智能伦理"),  # curly quote wrapper
+        ("《人工智能伦理》", "人工智能伦理．"),  # wrapper; fullwidth full stop folded
+    ],
+)
+def test_cn_titles_equal(a, b):
+    assert cn_titles_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("PD L1 与肿瘤", "PDL 1 与肿瘤"),  # spaces between Latin tokens kept
+        ("P53 与肿瘤", "p53 与肿瘤"),  # case kept
+        ("2²的研究", "22的研究"),  # no NFKC
+        ("ER+乳腺癌", "ER-乳腺癌"),  # symbols kept
+        ("是否有效？", "是否有效"),  # question marks kept
+        ("基于深度学习的图像识别", "基于深度学习的语音识别"),
+    ],
+)
+def test_cn_titles_differ(a, b):
+    assert not cn_titles_equal(a, b)
+
+
+def test_normalize_cn_title_keeps_inner_text_and_case():
+    assert normalize_cn_title("  《ＰｒｏＥＸＣ 蛋白 研究》。 ") == "ProEXC蛋白研究"
+    assert normalize_cn_title("《红楼梦》研究") == "《红楼梦》研究"  # not an outer wrapper
+    assert normalize_cn_title("Deep  Learning") == "Deep Learning"
+    assert not cn_titles_equal("", "")
+
+
+def test_clean_markup():
+    assert clean_markup("Fish &amp;amp; Chips") == "Fish & Chips"
+    assert clean_markup("The <i>E. coli</i> genome") == "The E. coli genome"
+    mathml = (
+        'Efficient <mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:mi>k</mml:mi>'
+        '<mml:annotation encoding="application/x-tex">k</mml:annotation></mml:math>-means'
+    )
+    assert normalize_title(clean_markup(mathml)) == "efficient k means"
+    assert clean_markup("&lt;b&gt;bold&lt;/b&gt; text") == "bold text"
+
+
+def test_fold_name():
+    assert fold_name("Müller") == fold_name("MULLER") == "muller"
+    assert fold_name('M{\\"u}ller') == "muller"
+    assert fold_name("Núñez") == "nunez"
+    assert fold_name("Straße") == "strasse"
+
+
+@pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        ('M{\\"u}ller and {BERT}', "Müller and BERT"),
+        ("{\\'\\i}ndice \\aa{}ngstr\\\"om", "índice ångström"),
+        ("R.A.G. \\& Friends", "RAG & friends"),
+        ("\\textbf{Bold} $\\alpha$ test", "Bold α test"),
+        ("深度 学习", "深度学习"),
+    ],
+)
+def test_cheap_title_key_agrees_with_decoding(raw, plain):
+    assert cheap_title_key(raw) == cheap_title_key(latex_decode(raw)) == cheap_title_key(plain)
+
+
+def test_cheap_title_key_separates_different_titles():
+    assert cheap_title_key("Deep learning") != cheap_title_key("Deep earning")

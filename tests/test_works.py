@@ -1,0 +1,178 @@
+"""Work extraction: decoded titles, names, years, venues and the manual flag."""
+
+import json
+
+import pytest
+
+from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
+from citelsp.documents.model import Person
+from citelsp.documents.works import parse_bibtex_name, parse_bibtex_names, work_of
+
+
+def bib_work(body):
+    (ref,) = parse_bibtex("file:///w.bib", f"@article{{k,\n{body}\n}}\n").references
+    return work_of(ref)
+
+
+def csl_work(item):
+    item = {"id": "k", "type": "article-journal", **item}
+    (ref,) = parse_csl_json("file:///w.json", json.dumps([item])).references
+    return work_of(ref)
+
+
+def test_bibtex_work_fields_decoded():
+    work = bib_work(
+        '  title = {{BERT}: Pre-training of {\\"U}ber \\& Deep Transformers},\n'
+        "  author = {Devlin, Jacob and Chang, Ming-Wei and others},\n"
+        "  journal = {J. Mach. Learn. Res.},\n"
+        "  year = {2019},\n"
+        "  volume = {12}, number = {3}, pages = {1--10},\n"
+        "  publisher = {ACL},\n"
+        "  url = {https://example.org/a\\_b},\n"
+        "  issn = {1234-5678, 8765-4321},\n"
+        "  langid = {english}"
+    )
+    assert work.title == "BERT: Pre-training of Über & Deep Transformers"
+    assert work.authors == (Person("Devlin", "Jacob"), Person("Chang", "Ming-Wei"))
+    assert work.has_et_al
+    assert work.year == 2019
+    assert work.venue == "J. Mach. Learn. Res."
+    assert (work.volume, work.issue, work.pages) == ("12", "3", "1\u201310")
+    assert work.publisher == "ACL"
+    assert work.url == "https://example.org/a_b"
+    assert work.issn == ("1234-5678", "8765-4321")
+    assert work.language == "english"
+    assert not work.manual
+
+
+def test_reference_work_is_lazy_and_cached():
+    (ref,) = parse_bibtex("file:///w.bib", "@misc{k, title = {{T}itle}}").references
+    assert "work" not in ref.__dict__
+    assert ref.work.title == "Title"
+    assert ref.work is ref.work
+
+
+@pytest.mark.parametrize(
+    ("fields", "venue"),
+    [
+        ("journaltitle = {Nature}", "Nature"),
+        ("booktitle = {Proc. of {ACL}}", "Proc. of ACL"),
+        ("journal = {}, booktitle = {Fallback}", "Fallback"),
+    ],
+)
+def test_bibtex_venue_sources(fields, venue):
+    assert bib_work(fields).venue == venue
+
+
+@pytest.mark.parametrize(
+    ("fields", "year"),
+    [("year = {2020}", 2020), ("date = {2018-04-01}", 2018), ("year = {circa 1999a}", 1999)],
+)
+def test_bibtex_year_sources(fields, year):
+    assert bib_work(fields).year == year
+
+
+def test_bibtex_year_missing_or_unreadable():
+    assert bib_work("year = {n.d.}").year is None
+    assert bib_work("title = {x}").year is None
+
+
+@pytest.mark.parametrize("value", ["manual", "Manual", " MANUAL "])
+def test_bibtex_manual_flag(value):
+    assert bib_work(f"citelsp = {{{value}}}").manual
+
+
+def test_bibtex_url_command_and_no_typography():
+    assert bib_work("url = {\\url{https://x.org/a--b~c}}").url == "https://x.org/a--b~c"
+
+
+@pytest.mark.parametrize(
+    ("name", "person"),
+    [
+        ("Smith, John", Person("Smith", "John")),
+        ("John Smith", Person("Smith", "John")),
+        ("Ludwig van Beethoven", Person("van Beethoven", "Ludwig")),
+        ("van Beethoven, Ludwig", Person("van Beethoven", "Ludwig")),
+        ("Martin Luther King", Person("King", "Martin Luther")),
+        ("King, Jr, Martin Luther", Person("King", "Martin Luther")),
+        ('M{\\"u}ller, Hans', Person("Müller", "Hans")),
+        ("Aristotle", Person("Aristotle")),
+        ("{World Health Organization}", Person("World Health Organization", literal=True)),
+        ("{Barnes and Noble}", Person("Barnes and Noble", literal=True)),
+        ("{\\'E}mile Zola", Person("Zola", "Émile")),
+    ],
+)
+def test_parse_bibtex_name(name, person):
+    assert parse_bibtex_name(name) == person
+
+
+def test_name_list_splits_only_at_depth_zero():
+    people, et_al = parse_bibtex_names(
+        "{Barnes and Noble} and Doe, Jane AND\n  Roe, Richard and others"
+    )
+    assert [p.family for p in people] == ["Barnes and Noble", "Doe", "Roe"]
+    assert people[0].literal and et_al
+    assert parse_bibtex_names("") == ((), False)
+    assert parse_bibtex_names("Sanderson, Brandon") == ((Person("Sanderson", "Brandon"),), False)
+
+
+def test_csl_work_fields():
+    work = csl_work(
+        {
+            "title": "Deep <i>learning</i> &amp; friends",
+            "author": [
+                {"family": "Doe", "given": "Jane"},
+                {"literal": "World Health Organization"},
+                {"family": "Beethoven", "non-dropping-particle": "van", "given": "Ludwig"},
+            ],
+            "issued": {"date-parts": [[2021, 3]]},
+            "container-title": ["Nature", "Nat."],
+            "volume": 7,
+            "issue": "2",
+            "page": "10-20",
+            "publisher": "NPG",
+            "URL": "https://example.org",
+            "ISSN": ["1234-5678"],
+            "language": "en",
+        }
+    )
+    assert work.title == "Deep learning & friends"
+    assert work.authors == (
+        Person("Doe", "Jane"),
+        Person("World Health Organization", literal=True),
+        Person("van Beethoven", "Ludwig"),
+    )
+    assert work.year == 2021
+    assert work.venue == "Nature"
+    assert (work.volume, work.issue, work.pages) == ("7", "2", "10-20")
+    assert work.publisher == "NPG" and work.url == "https://example.org"
+    assert work.issn == ("1234-5678",)
+    assert work.language == "en"
+    assert not work.manual and not work.has_et_al
+
+
+@pytest.mark.parametrize(
+    ("issued", "year"),
+    [
+        ({"date-parts": [[2020, 1, 2]]}, 2020),
+        ({"date-parts": [["2019"]]}, 2019),
+        ({"raw": "Spring 2018"}, 2018),
+        ({"literal": "circa 1850"}, 1850),
+        ({"date-parts": [[]]}, None),
+        (None, None),
+    ],
+)
+def test_csl_years(issued, year):
+    assert csl_work({"issued": issued}).year == year
+
+
+def test_csl_manual_note_and_single_element_title_list():
+    work = csl_work({"title": ["标题"], "note": "checked by hand; citelsp:manual"})
+    assert work.manual and work.title == "标题"
+
+
+def test_csl_yaml_work_with_string_date():
+    text = "---\nreferences:\n- id: a\n  type: book\n  title: T\n  issued: 2020-05-01\n---\n"
+    (ref,) = parse_csl_yaml("file:///p.md", text, 4, text.rindex("---")).references
+    assert work_of(ref).year == 2020 and work_of(ref).title == "T"
