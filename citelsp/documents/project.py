@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 Document = Manuscript | Bibliography
 BIBLIOGRAPHY_SUFFIXES = (".bib", ".json")
+MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".latex")
 SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".citelsp", "build", "dist"}
 MAX_SCAN_FILES = 2000
 
@@ -126,7 +127,17 @@ class Corpus:
         self._slug_map = None
 
     def manuscripts(self) -> list[Manuscript]:
+        """Manuscripts the editor has given us (open ones)."""
         return [d for d in self.documents.values() if isinstance(d, Manuscript)]
+
+    def all_manuscripts(self) -> list[Manuscript]:
+        """Open manuscripts plus every manuscript file under the workspace roots, so that
+        find-references and rename reach files the editor has not opened."""
+        uris = dict.fromkeys(
+            [m.uri for m in self.manuscripts()]
+            + [u for u in self._scanned_uris() if u.lower().endswith(MANUSCRIPT_SUFFIXES)]
+        )
+        return [m for u in uris if isinstance(m := self.get(u), Manuscript)]
 
     def open_manuscripts(self) -> list[Manuscript]:
         return [m for m in self.manuscripts() if m.uri in self.open_uris]
@@ -135,12 +146,16 @@ class Corpus:
 
     def workspace_bibliographies(self) -> list[Bibliography]:
         """Every ``.bib`` and CSL-JSON file under the workspace roots, plus open ones."""
-        if self._scanned is None:
-            self._scanned = [path_to_uri(p) for p in self._scan()]
         uris = dict.fromkeys(
-            [u for u, d in self.documents.items() if isinstance(d, Bibliography)] + self._scanned
+            [u for u, d in self.documents.items() if isinstance(d, Bibliography)]
+            + [u for u in self._scanned_uris() if u.lower().endswith(BIBLIOGRAPHY_SUFFIXES)]
         )
         return [b for u in uris if isinstance(b := self.get(u), Bibliography)]
+
+    def _scanned_uris(self) -> list[str]:
+        if self._scanned is None:
+            self._scanned = [path_to_uri(p) for p in self._scan()]
+        return self._scanned
 
     def _scan(self) -> Iterator[Path]:
         count = 0
@@ -156,7 +171,7 @@ class Corpus:
                     if entry.is_dir():
                         if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):
                             stack.append(entry)
-                    elif entry.suffix.lower() in BIBLIOGRAPHY_SUFFIXES:
+                    elif entry.suffix.lower() in BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES:
                         count += 1
                         yield entry
 
@@ -192,7 +207,7 @@ class Corpus:
 
     def all_bibliographies(self) -> list[Bibliography]:
         seen: dict[str, Bibliography] = {b.uri: b for b in self.workspace_bibliographies()}
-        for m in self.manuscripts():
+        for m in self.all_manuscripts():
             for b in self.bibliographies_for(m):
                 seen.setdefault(b.uri, b)
         return list(seen.values())
@@ -256,11 +271,12 @@ class Corpus:
         return keys
 
     def citations_of(self, key: str) -> list[tuple[Manuscript, Citation]]:
-        """Every citation of ``key`` in every known manuscript (slug-mapped ones included)."""
+        """Every citation of ``key`` in every manuscript, open or on disk (slug-mapped ones
+        included)."""
         slugs = {s for s, k in self.slug_map().items() if k == key}
         return [
             (m, c)
-            for m in self.manuscripts()
+            for m in self.all_manuscripts()
             for c in m.citations
             if c.key == key or (c.syntax == "marker" and c.key in slugs)
         ]

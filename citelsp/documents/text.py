@@ -163,6 +163,7 @@ _ANNOTATION = re.compile(
     r"<(?:\w+:)?annotation(?:-xml)?\b[^>]*>.*?</(?:\w+:)?annotation(?:-xml)?\s*>", re.S | re.I
 )
 _TAG = re.compile(r"<[^<>]*>")
+_MARKUP_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
 
 
 def clean_markup(s: str) -> str:
@@ -202,8 +203,13 @@ def _command_letters(m: re.Match[str]) -> str:
 
 def cheap_title_key(raw: str) -> str:
     """A coarse fold of an undecoded title, equal for any two titles that are equal after
-    ``latex_decode`` and normalization: ASCII letters and digits (accents stripped) and Han
-    characters only; LaTeX commands dropped. Used to bucket titles before decoding."""
+    decoding (``latex_decode`` for BibTeX, ``clean_markup`` for CSL rich text) and
+    normalization: ASCII letters and digits (accents stripped) and Han characters only;
+    LaTeX commands and markup tags dropped. Used to bucket titles before decoding."""
+    if "&" in raw:
+        raw = html.unescape(raw)
+    if "<" in raw:
+        raw = _MARKUP_TAG.sub(" ", _ANNOTATION.sub(" ", raw))
     if "\\" in raw:
         raw = _CONTROL_SEQUENCE.sub("", _LETTER_COMMANDS.sub(_command_letters, raw))
     if not raw.isascii():

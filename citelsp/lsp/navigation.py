@@ -60,7 +60,7 @@ def references(corpus: Corpus, key: str, *, include_declaration: bool) -> list[L
 def _entries(corpus: Corpus, key: str):
     for b in corpus.all_bibliographies():
         yield from corpus.key_index(b).get(key, ())
-    for m in corpus.manuscripts():
+    for m in corpus.all_manuscripts():
         if m.inline is not None:
             yield from corpus.key_index(m.inline).get(key, ())
 

@@ -10,16 +10,83 @@ from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
 from citelsp.checks import problems_for
-from citelsp.documents.model import Bibliography, Location, Manuscript
+from citelsp.documents.model import Bibliography, Location, Manuscript, Reference
 from citelsp.documents.project import Document, uri_to_path
-from citelsp.lsp import completion, hover, navigation
+from citelsp.lsp import actions, cards, commands, completion, hover, navigation
 from citelsp.lsp.diagnostics import lsp_diagnostic
 from citelsp.lsp.positions import line_index, lsp_range, offset_of
 from citelsp.lsp.settings import settings_from_client
 from citelsp.lsp.state import ServerState
+from citelsp.lsp.verification import Progress, wanted_references
+from citelsp.reports import RENDERERS
+from citelsp.reports.markdown import render as render_checklist
 from citelsp.spans import Span
+from citelsp.verdict.decisions import Decision, PermanentRejection
+
+OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
+NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
+                        "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
+UNREACHABLE_STREAK = 5
+"""All-unreachable resolutions in a row after which the server stops going to the network."""
 
 log = logging.getLogger(__name__)
+
+
+class ServerProgress(Progress):
+    """``$/progress`` for the verification queue: created once per run, cancellable."""
+
+    def __init__(self, server: CitelspServer) -> None:
+        self.server = server
+        self.token: str | None = None
+        self._ready = False
+        self._pending_end: str | None = None
+        self._runs = 0
+
+    def supported(self) -> bool:
+        window = self.server.client_capabilities.window
+        return bool(window and window.work_done_progress)
+
+    def begin(self, total: int) -> None:
+        if not self.supported() or self.token is not None:
+            return
+        self._runs += 1
+        self.token = f"citelsp-verify-{self._runs}"
+        self._ready = False
+        self._pending_end = None
+        self.server.state.run_task(self._create(self.token, total), "progress")
+
+    async def _create(self, token: str, total: int) -> None:
+        try:
+            await self.server.work_done_progress.create_async(token)
+        except Exception:
+            log.warning("client refused work-done progress")
+            self.token = None
+            return
+        if token != self.token:
+            return
+        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="citelsp", message=f"Verifying references 0/{total}", cancellable=True,
+            percentage=0))
+        self._ready = True
+        if self._pending_end is not None:
+            self.end(self._pending_end)
+
+    def report(self, done: int, total: int) -> None:
+        if self.token is None or not self._ready:
+            return
+        self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+            message=f"Verifying references {done}/{total}", cancellable=True,
+            percentage=int(100 * done / max(total, 1))))
+
+    def end(self, message: str) -> None:
+        if self.token is None:
+            return
+        if not self._ready:
+            self._pending_end = message
+            return
+        token, self.token = self.token, None
+        self.server.work_done_progress.tokens.pop(token, None)
+        self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
 
 class CitelspServer(LanguageServer):
@@ -27,8 +94,11 @@ class CitelspServer(LanguageServer):
         super().__init__(
             "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
         )
-        self.state = ServerState()
+        self.progress = ServerProgress(self)
+        self.state = ServerState(self.results_arrived, self.progress)
         self._init_options: dict = {}
+        self._told_offline = False
+        self._unreachable_streak = 0
 
     # -- conversions ------------------------------------------------------------------------
 
@@ -48,6 +118,15 @@ class CitelspServer(LanguageServer):
     def offset_for(self, doc: Document, position: types.Position) -> int:
         return offset_of(line_index(doc.uri, doc.text), position, self.encoding)
 
+    def hover_text(self, ref: Reference) -> str:
+        text = hover.format_reference(ref)
+        entry = self.state.findings.checked(ref, [])
+        if entry is not None:
+            return text + "\n\n---\n\n" + cards.verification_card(entry)
+        if self.state.scheduler.pending(ref):
+            return text + "\n\n---\n\n" + cards.pending_card()
+        return text
+
     def lsp_locations(self, found: list[Location]) -> list[types.Location]:
         out = []
         for loc in found:
@@ -64,7 +143,14 @@ class CitelspServer(LanguageServer):
             return
         index = line_index(uri, doc.text)
         diagnostics = []
-        for problem in problems_for(self.state.corpus, uri):
+        found = problems_for(self.state.corpus, uri)
+        try:
+            found += self.state.findings.problems_for(
+                self.state.corpus, doc, self.state.settings.min_priority
+            )
+        except Exception:  # verification display must never hide the local checks
+            log.exception("cannot show verification results for %s", uri)
+        for problem in found:
             try:
                 diagnostics.append(lsp_diagnostic(
                     problem, lsp_range(index, problem.span, self.encoding), self.range_for
@@ -82,15 +168,81 @@ class CitelspServer(LanguageServer):
 
     def schedule_publish(self) -> None:
         self.state.debounce("publish", self.publish_open)
+        self.schedule_verification()
 
-    def document_changed(self, uri: str, language: str | None = None) -> None:
+    def schedule_verification(self) -> None:
+        def start() -> None:
+            refs = wanted_references(self.state.corpus, *(self.state.focus or (None, None)))
+            self.state.run_task(self.state.scheduler.want(refs), "verify")
+
+        self.state.debounce("verify", start, delay_ms=max(self.state.settings.debounce_ms, 300))
+
+    def results_arrived(self) -> None:
+        """New verification results: re-publish (coalesced) and watch for a dead network."""
+        self.state.debounce("publish", self.publish_open)
+        scheduler = self.state.scheduler
+        if scheduler.offline or not scheduler.results:
+            return
+        latest = scheduler.latest
+        if latest is not None and all(o.status in ("unreachable", "skipped")
+                                      for o in latest.outcomes.values()) and any(
+                o.status == "unreachable" for o in latest.outcomes.values()):
+            self._unreachable_streak += 1
+        else:
+            self._unreachable_streak = 0
+        if self._unreachable_streak >= UNREACHABLE_STREAK:
+            scheduler.go_offline()
+            self.tell_offline(NETWORK_DOWN_MESSAGE)
+
+    def tell_offline(self, message: str) -> None:
+        if self._told_offline:
+            return
+        self._told_offline = True
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                         message=message))
+
+    def document_changed(self, uri: str, language: str | None = None,
+                         changed_at: types.Position | None = None) -> None:
         text = self.workspace.get_text_document(uri).source
         try:
-            self.state.corpus.update(uri, text, language=language)
+            doc = self.state.corpus.update(uri, text, language=language)
         except Exception:  # a parser bug must not take the server down
             log.exception("cannot parse %s", uri)
             return
+        if doc is not None and changed_at is not None:
+            self.state.focus = (uri, self.offset_for(doc, changed_at))
+        elif doc is not None and self.state.focus is None:
+            self.state.focus = (uri, 0)
         self.schedule_publish()
+
+    async def configure(self, options: dict) -> None:
+        settings = settings_from_client(options)
+        self.state.apply_settings(settings)
+        await self.state.scheduler.configure(settings)
+        self._unreachable_streak = 0
+        if settings.offline:
+            self.tell_offline(OFFLINE_MESSAGE)
+
+    def references_at(self, doc: Document, offset: int) -> list[Reference]:
+        corpus = self.state.corpus
+        if isinstance(doc, Manuscript):
+            citation = corpus.citation_at(doc, offset)
+            if citation is not None and not citation.wildcard:
+                return list(corpus.resolve(doc, citation).references)
+            doc = doc.inline
+            if doc is None:
+                return []
+        ref = corpus.reference_at(doc, offset)
+        return [ref] if ref is not None else []
+
+    def workspace_edit(self, edits: list[actions.Edit]) -> types.WorkspaceEdit:
+        changes: dict[str, list[types.TextEdit]] = {}
+        for uri, span, new_text in edits:
+            range_ = self.range_for(uri, span)
+            if range_ is not None:
+                changes.setdefault(uri, []).append(types.TextEdit(range=range_,
+                                                                  new_text=new_text))
+        return types.WorkspaceEdit(changes=changes)
 
     async def pull_configuration(self) -> None:
         options = dict(self._init_options)
@@ -104,7 +256,7 @@ class CitelspServer(LanguageServer):
                 result = None
             if result and isinstance(result[0], dict):
                 options.update(result[0])
-        self.state.apply_settings(settings_from_client(options))
+        await self.configure(options)
 
 
 def _supports_configuration(capabilities: types.ClientCapabilities) -> bool:
@@ -131,6 +283,7 @@ def create_server() -> CitelspServer:
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:
         await ls.pull_configuration()
         ls.publish_open()
+        ls.schedule_verification()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CitelspServer,
@@ -139,6 +292,7 @@ def create_server() -> CitelspServer:
             ls._init_options = {**ls._init_options, **params.settings["citelsp"]}
         await ls.pull_configuration()
         ls.publish_open()
+        ls.schedule_verification()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CitelspServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -146,7 +300,19 @@ def create_server() -> CitelspServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CitelspServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri)
+        change = params.content_changes[-1] if params.content_changes else None
+        at = change.range.start if isinstance(
+            change, types.TextDocumentContentChangePartial) else None
+        ls.document_changed(params.text_document.uri, changed_at=at)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: CitelspServer, params: None) -> None:
+        await ls.state.scheduler.close()
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel_progress(ls: CitelspServer, params: types.WorkDoneProgressCancelParams) -> None:
+        if params.token == ls.progress.token:
+            ls.state.scheduler.cancel_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CitelspServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -200,12 +366,11 @@ def create_server() -> CitelspServer:
                     f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript",
                     ls.range_for(doc.uri, citation.span),
                 )
-            return hover.lsp_hover(hover.format_reference(refs[0]),
-                                   ls.range_for(doc.uri, citation.span))
+            return hover.lsp_hover(ls.hover_text(refs[0]), ls.range_for(doc.uri, citation.span))
         ref = corpus.reference_at(doc, offset)
         if ref is None:
             return None
-        return hover.lsp_hover(hover.format_reference(ref), ls.range_for(doc.uri, ref.key_span))
+        return hover.lsp_hover(ls.hover_text(ref), ls.range_for(doc.uri, ref.key_span))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: CitelspServer, params: types.DefinitionParams) -> list[types.Location]:
@@ -264,6 +429,101 @@ def create_server() -> CitelspServer:
             return []
         index = line_index(doc.uri, doc.text)
         return navigation.document_symbols(bib, lambda span: lsp_range(index, span, ls.encoding))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: CitelspServer, params: types.CodeActionParams):
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return None
+        found: list[types.CodeAction] = []
+        for ref in ls.references_at(doc, ls.offset_for(doc, params.range.start)):
+            entry = ls.state.findings.checked(ref, [])
+            source = ls.document(ref.uri)
+            if entry is not None and source is not None:
+                for title, edits in actions.edit_actions(ref, entry, source.text):
+                    found.append(types.CodeAction(
+                        title=title, kind=types.CodeActionKind.QuickFix,
+                        edit=ls.workspace_edit(edits),
+                        diagnostics=[d for d in params.context.diagnostics
+                                     if d.source == "citelsp"] or None,
+                    ))
+            found += actions.link_actions(ref, entry)
+            found += actions.decision_actions(ref, ls.state.scheduler.identity(ref))
+        return found
+
+    @server.command(actions.OPEN_URL)
+    async def open_url(ls: CitelspServer, *args):
+        url = commands.allowed_url(args[0] if args else None)
+        if url is None:
+            raise ValueError("citelsp opens only https links on doi.org, arxiv.org and the "
+                             "other allowlisted hosts")
+        result = await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=url, external=True))
+        return {"opened": url, "success": bool(result and result.success)}
+
+    @server.command(actions.DECIDE)
+    def decide(ls: CitelspServer, *args):
+        key, identity, verdict, note = (list(args) + ["", "", "", ""])[:4]
+        if verdict not in ("verified", "rejected") or not key or not identity:
+            raise ValueError("usage: citelsp.decide KEY IDENTITY verified|rejected [NOTE]")
+        try:
+            ls.state.findings.decisions.record(Decision(
+                citation_key=str(key), identity=str(identity), decision=verdict,
+                note=str(note or "")))
+        except PermanentRejection as exc:
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=str(exc)))
+            return {"recorded": False}
+        ls.publish_open()
+        return {"recorded": True, "key": key, "decision": verdict}
+
+    @server.command(actions.REVERIFY)
+    def reverify(ls: CitelspServer, *args):
+        keys = {str(a) for a in args if a} or None
+        refs = commands.references_by_key(ls.state.corpus, keys)
+        scheduler = ls.state.scheduler
+        if scheduler.engine is not None:
+            scheduler.back_online()
+        ls._unreachable_streak = 0
+        scheduler.reverify(refs)
+        ls.publish_open()
+        return {"queued": len(refs)}
+
+    @server.command(actions.CLEAR_CACHE)
+    def clear_cache(ls: CitelspServer, *args):
+        scheduler = ls.state.scheduler
+        if scheduler.engine is not None:
+            scheduler.engine.clear_cache()
+        scheduler.forget()
+        ls.publish_open()
+        ls.schedule_verification()
+        return {"cleared": True}
+
+    @server.command(actions.SHOW_CHECKLIST)
+    async def show_checklist(ls: CitelspServer, *args):
+        result = commands.check_result(ls.state.corpus, ls.state.findings,
+                                       ls.state.settings.min_priority)
+        markdown = render_checklist(result)
+        path = ls.state.root / ".citelsp" / "checklist.md"
+        commands.write_atomically(path, markdown)
+        if ls.client_capabilities.window and ls.client_capabilities.window.show_document:
+            await ls.window_show_document_async(types.ShowDocumentParams(
+                uri=path.resolve().as_uri(), take_focus=True))
+        return {"uri": path.resolve().as_uri(), "markdown": markdown}
+
+    @server.command(actions.EXPORT_REPORT)
+    def export_report(ls: CitelspServer, *args):
+        fmt = str(args[0]) if args else "json"
+        if fmt not in RENDERERS:
+            raise ValueError(f"unknown report format '{fmt}' (use {', '.join(RENDERERS)})")
+        result = commands.check_result(ls.state.corpus, ls.state.findings,
+                                       ls.state.settings.min_priority)
+        path = ls.state.root / ".citelsp" / f"report.{commands.REPORT_SUFFIX[fmt]}"
+        commands.write_atomically(path, RENDERERS[fmt](result))
+        return {"uri": path.resolve().as_uri(), "format": fmt}
 
     return server
 

@@ -1,7 +1,8 @@
-"""Server state: the corpus of open documents, debounced publishing, background tasks.
+"""Server state: the corpus, settings, debounced work, background tasks and verification.
 
 Handlers mutate the corpus quickly; diagnostics are computed after a debounce that fires at
-once for an isolated edit and coalesces bursts (leading and trailing edge).
+once for an isolated edit and coalesces bursts (leading and trailing edge). Verification runs
+in the background and never blocks a handler.
 """
 
 from __future__ import annotations
@@ -14,31 +15,43 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.documents.project import Corpus
+from citelsp.lsp.findings import Findings
+from citelsp.lsp.verification import Progress, Scheduler
 
 log = logging.getLogger(__name__)
 
 
 class ServerState:
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, on_results: Callable[[], None], progress: Progress | None = None,
+                 settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.corpus = Corpus(self.settings)
+        self.scheduler = Scheduler(on_results, progress)
+        self.findings = Findings(self.scheduler, None)
+        self.focus: tuple[str, int] | None = None
+        """Where the writer last worked (uri, offset): references cited nearby go first."""
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_run: dict[str, float] = {}
         self._tasks: set[asyncio.Task] = set()
 
+    @property
+    def root(self) -> Path:
+        return self.corpus.roots[0] if self.corpus.roots else Path.cwd()
+
     def set_roots(self, roots: list[Path]) -> None:
         self.corpus.roots = roots
         self.corpus.invalidate_disk()
+        self.findings.set_root(self.root)
 
     def apply_settings(self, settings: Settings) -> None:
         self.settings = settings
         self.corpus.settings = settings
         self.corpus.invalidate_disk()
 
-    def debounce(self, key: str, action: Callable[[], None]) -> None:
+    def debounce(self, key: str, action: Callable[[], None], delay_ms: int | None = None) -> None:
         """Run ``action`` now if nothing ran for ``key`` within the interval, else once later."""
         loop = asyncio.get_running_loop()
-        delay = self.settings.debounce_ms / 1000
+        delay = (self.settings.debounce_ms if delay_ms is None else delay_ms) / 1000
         now = time.monotonic()
         pending = self._timers.pop(key, None)
         if pending is not None:

@@ -1,4 +1,8 @@
-"""``{"summaries", "outcomes", "checklist", "diagnostics"}`` (DESIGN.md §10) and ``ars``."""
+"""``{"summaries", "outcomes", "checklist", "diagnostics"}`` (DESIGN.md §10) and ``ars``.
+
+Checklist items follow ``schemas/checklist_item.schema.json`` exactly (no extra fields), so a
+human decision is reported with the reference's ``outcomes`` entry instead.
+"""
 
 from __future__ import annotations
 
@@ -26,20 +30,21 @@ def data(result: CheckResult) -> dict:
     checklist = []
     for c in result.checked:
         res = c.verified.resolution
+        decision = c.decision if not c.decision_stale else None
         outcomes.append({
             "citation_key": c.reference.key,
             "resolvers": {name: outcome_dict(o) for name, o in res.outcomes.items()},
             "cache_age_days": res.cache_age_days,
             "cache_stale_advisory": res.cache_stale_advisory,
+            "human_decision": None if decision is None else {
+                "decision": decision.decision,
+                "note": decision.note,
+                "decided_at": decision.decided_at,
+            },
         })
         item = c.verified.verification.item
         if item is not None:
-            entry = item.to_dict()
-            if c.decision is not None and not c.decision_stale:
-                entry["human_decision"] = {"decision": c.decision.decision,
-                                           "note": c.decision.note,
-                                           "decided_at": c.decision.decided_at}
-            checklist.append(entry)
+            checklist.append(item.to_dict())
     diagnostics = [
         {
             "path": row.path,

@@ -16,10 +16,15 @@ import httpx
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
-from citelsp.resolution.cache import AnswerCache
+from citelsp.resolution import cache as answer_cache
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.identifiers import identifiers_of
-from citelsp.resolution.resolve import Context, Resolution, resolve_reference
+from citelsp.resolution.resolve import (
+    ARXIV_RECHECK_DELAY_S,
+    Context,
+    Resolution,
+    resolve_reference,
+)
 from citelsp.resolution.sources import Sources
 from citelsp.verdict.checklist import Verification, build_verification
 from citelsp.verdict.decisions import identity_of
@@ -60,13 +65,22 @@ class Engine:
     """Owns the HTTP client, the answer cache and the sources; shared by CLI and server."""
 
     def __init__(self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None,
-                 use_cache: bool | None = None) -> None:
+                 use_cache: bool | None = None,
+                 arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S) -> None:
+        """``arxiv_recheck_delay`` exists so tests need not wait arXiv's 3 s between misses."""
         self.settings = settings
         self.http = HttpClient(settings, transport=transport)
         self.sources = Sources.create(self.http, settings)
+        self.arxiv_recheck_delay = arxiv_recheck_delay
         use = settings.use_cache if use_cache is None else use_cache
         self.cache = (
-            AnswerCache(settings.cache_dir, stale_days=settings.stale_days) if use else None
+            answer_cache.AnswerCache(
+                settings.cache_dir,
+                version=answer_cache.CACHE_VERSION,
+                stale_days=settings.stale_days,
+            )
+            if use
+            else None
         )
         self._inflight: dict[tuple[str, bool], asyncio.Future[Resolution]] = {}
 
@@ -76,6 +90,7 @@ class Engine:
             cache=self.cache,
             offline=self.settings.offline,
             refresh=refresh,
+            arxiv_recheck_delay=self.arxiv_recheck_delay,
             ncbi_email=self.settings.ncbi_email,
         )
 
@@ -95,6 +110,15 @@ class Engine:
                 self._inflight.pop(key, None)
             else:
                 task.add_done_callback(lambda _t: self._inflight.pop(key, None))
+
+    async def cached(self, ref: Reference) -> Resolution | None:
+        """The resolution from cached answers alone, or None if it needs the network."""
+        if self.cache is None:
+            return None
+        context = self.context()
+        context.offline = True
+        resolution = await resolve_reference(ref, context)
+        return resolution if resolution.complete else None
 
     async def verify_all(
         self,

@@ -48,6 +48,7 @@ RESOLVERS = (
     "chinese_literature",
 )
 TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar")
+ARXIV_RECHECK_DELAY_S = 3.0
 LABELS = {
     "crossref": "Crossref",
     "openalex": "OpenAlex",
@@ -69,7 +70,8 @@ class Context:
     refresh: bool = False
     """Bypass cached answers (re-verify now); fresh answers are still stored."""
     today: date = field(default_factory=date.today)
-    arxiv_recheck_delay: float = 3.0
+    arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S
+    """Seconds between the two arXiv ``id_list`` requests that must both miss (DESIGN.md §5)."""
     ncbi_email: str | None = None
 
 
@@ -96,6 +98,8 @@ class Resolution:
     authoritative: str | None = None
     cache_age_days: float | None = None
     cache_stale_advisory: bool = False
+    complete: bool = True
+    """False when an offline resolution lacked a cached answer it needed."""
 
 
 async def ask(ctx: Context, resolver: str, form: str, query: str,
@@ -127,6 +131,7 @@ class _Run:
         self.asked: list[Asked] = []
         self.agency: str | None = None
         self.authoritative: str | None = None
+        self.incomplete = False
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -134,6 +139,8 @@ class _Run:
                   call: Callable[[], Awaitable[Answer]]) -> Asked:
         asked = await ask(self.ctx, resolver, form, query, call)
         self.asked.append(asked)
+        if asked.answer is None:
+            self.incomplete = True
         return asked
 
     def set(self, resolver: str, status: str, queried_by: str | None, summary: str,
@@ -204,6 +211,7 @@ class _Run:
             authoritative=self.authoritative,
             cache_age_days=max(ages) if ages else None,
             cache_stale_advisory=any(a.stale for a in self.asked),
+            complete=not self.incomplete,
         )
 
     # -- arXiv -----------------------------------------------------------------------------
@@ -217,16 +225,22 @@ class _Run:
                      "(its year-month is impossible); not looked up",
                      reason="ARXIV_ID_REFUTED", refutes_identifier=True)
             return
+        asked = await self.ask("arxiv", "id", arxiv.value, lambda: self.arxiv_twice(arxiv.value))
+        self.judge_id("arxiv", arxiv, asked.answer, asked, authoritative=True)
+
+    async def arxiv_twice(self, arxiv_id: str) -> Answer:
+        """arXiv sometimes returns an empty page by mistake: a miss counts only when a second
+        request at least ``arxiv_recheck_delay`` later misses too. Only this final answer is
+        cached, so a cached ``NotFound`` always means two misses."""
         source = self.ctx.sources.arxiv
-        asked = await self.ask("arxiv", "id", arxiv.value, lambda: source.by_arxiv_id(arxiv.value))
-        answer = asked.answer
-        if isinstance(answer, NotFound) and not asked.from_cache:
-            # arXiv sometimes returns an empty page by mistake: only two misses refute.
-            await asyncio.sleep(self.ctx.arxiv_recheck_delay)
-            answer = await source.by_arxiv_id(arxiv.value)
-            if self.ctx.cache is not None and not isinstance(answer, Unreachable):
-                self.ctx.cache.put("arxiv", "id", arxiv.value, answer)
-        self.judge_id("arxiv", arxiv, answer, asked, authoritative=True, double_checked=True)
+        first = await source.by_arxiv_id(arxiv_id)
+        if not isinstance(first, NotFound):
+            return first
+        await asyncio.sleep(self.ctx.arxiv_recheck_delay)
+        second = await source.by_arxiv_id(arxiv_id)
+        if isinstance(second, Unreachable):
+            return Unreachable(f"no entry once, then the recheck failed: {second.reason}")
+        return second
 
     # -- DOI -------------------------------------------------------------------------------
 
@@ -242,8 +256,9 @@ class _Run:
         else:
             self.skip("crossref", f"DOI not asked: {doi.value} is registered by "
                       f"{self.agency or 'another agency'}, not Crossref", searchable=True)
-        if auth == "datacite":
-            lookups.append(self.doi_lookup("datacite", doi, authoritative=True))
+        if auth in (None, "datacite"):
+            # With the agency unknown (doiRA unreachable), DataCite may still know the DOI.
+            lookups.append(self.doi_lookup("datacite", doi, authoritative=auth == "datacite"))
         if auth == "doi_registry":
             lookups.append(self.doi_registry(doi))
         await asyncio.gather(*lookups)
@@ -296,28 +311,46 @@ class _Run:
         return None
 
     async def settle_existence(self, doi: Identifier) -> None:
-        """Turn the authoritative agency's 404 into evidence or a coverage gap (DESIGN.md §5)."""
+        """Turn 404s for the DOI into evidence or a coverage gap (DESIGN.md §5).
+
+        The Handle System decides: 100 refutes, 1 makes every 404 a coverage gap. Only while
+        it is unreachable (not merely unasked, as offline) does the 404 of the agency that
+        registers the DOI count. doi_registry and chinese_literature settle this themselves.
+        """
         auth = self.authoritative
-        target = auth if auth in ("crossref", "datacite") else "crossref"
-        outcome = self.outcomes.get(target)
-        if outcome is None or outcome.details.get("answer") != "not_found":
+        if auth in ("doi_registry", "chinese_literature") or self.records:
+            return
+        missing = [o for o in self.outcomes.values() if o.details.get("answer") == "not_found"]
+        if not missing:
             return
         source = self.ctx.sources.doi_registry
         handle = await self.ask("doi_registry", "handle", doi.value,
                                 lambda: source.handle(doi.value))
-        label = LABELS[target]
-        if isinstance(handle.answer, Handle) and not handle.answer.exists:
-            self.refute_doi(target, doi, handle,
-                            f"{label} has no record and the Handle System answers 100")
-        elif isinstance(handle.answer, Handle):
-            outcome.summary = (f"{label} has no record of {doi.value}, but the DOI exists "
-                               "(Handle System): coverage gap, not evidence")
-            outcome.reason = "DOI_EXISTS_TITLE_UNVERIFIABLE" if auth == target else None
-        elif auth == target:
-            self.refute_doi(target, doi, handle, f"{label}, which registers this DOI, has no "
+        answer = handle.answer
+        target = self.outcomes.get(auth) if auth in ("crossref", "datacite") else None
+        if target is not None and target.details.get("answer") != "not_found":
+            target = None
+        if isinstance(answer, Handle) and not answer.exists:
+            where = target.resolver if target is not None else "doi_registry"
+            no_record = ", ".join(LABELS[o.resolver] for o in missing)
+            self.refute_doi(where, doi, handle, f"the Handle System answers 100 "
+                            f"(and {no_record} {'has' if len(missing) == 1 else 'have'} "
+                            "no record)")
+        elif isinstance(answer, Handle):
+            for outcome in missing:
+                label = LABELS[outcome.resolver]
+                outcome.summary = (f"{label} has no record of {doi.value}, but the DOI exists "
+                                   "(Handle System): coverage gap, not evidence")
+                if outcome is target:
+                    outcome.reason = "DOI_EXISTS_TITLE_UNVERIFIABLE"
+        elif target is not None and isinstance(answer, Unreachable):
+            self.refute_doi(target.resolver, doi, handle,
+                            f"{LABELS[target.resolver]}, which registers this DOI, has no "
                             "record (Handle System unreachable)")
         else:
-            outcome.summary += "; existence unknown (Handle System unreachable)"
+            why = "not asked offline" if answer is None else "unreachable"
+            for outcome in missing:
+                outcome.summary += f"; existence unknown (Handle System {why})"
 
     def refute_doi(self, resolver: str, doi: Identifier, asked: Asked, why: str) -> None:
         self.set(resolver, "unmatched", "id", f"DOI {doi.value} does not exist: {why}", asked,
@@ -327,7 +360,7 @@ class _Run:
     # -- judging an identifier lookup -------------------------------------------------------
 
     def judge_id(self, resolver: str, ident: Identifier, answer: Answer | None, asked: Asked,
-                 *, authoritative: bool, double_checked: bool = False) -> None:
+                 *, authoritative: bool) -> None:
         label = LABELS[resolver]
         what = "DOI" if ident.kind == "doi" else "arXiv id"
         url = (f"https://doi.org/{ident.value}" if ident.kind == "doi"
@@ -343,7 +376,7 @@ class _Run:
                      reason="INVALID_IDENTIFIER")
             return None
         if isinstance(answer, NotFound):
-            if ident.kind == "arxiv" and authoritative and double_checked:
+            if ident.kind == "arxiv":
                 self.set(resolver, "unmatched", "id",
                          f"arXiv id {ident.value} does not exist: arXiv returned no entry twice",
                          asked, reason="ARXIV_ID_REFUTED", refutes_identifier=True, url=url)

@@ -1,0 +1,175 @@
+"""Code actions: open the DOI or arXiv page, search the title, apply verified metadata, add a
+DOI, record a human decision, re-verify (DESIGN.md §7).
+
+Edits are WorkspaceEdits the user sees before they apply; nothing is written silently.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote_plus
+
+from lsprotocol import types
+
+from citelsp.check import Checked
+from citelsp.documents.model import Field, Reference
+from citelsp.resolution.outcome import Record
+from citelsp.spans import Span
+from citelsp.verdict.placement import field_of
+
+OPEN_URL = "citelsp.openUrl"
+DECIDE = "citelsp.decide"
+REVERIFY = "citelsp.reverify"
+CLEAR_CACHE = "citelsp.clearCache"
+SHOW_CHECKLIST = "citelsp.showChecklist"
+EXPORT_REPORT = "citelsp.exportReport"
+COMMANDS = [OPEN_URL, DECIDE, REVERIFY, CLEAR_CACHE, SHOW_CHECKLIST, EXPORT_REPORT]
+
+FIXABLE = ("title", "year", "author", "venue", "volume", "issue")
+"""Fields whose verified value can replace the cited one (pages need a human)."""
+
+Edit = tuple[str, Span, str]
+"""(uri, span to replace, new text)."""
+
+
+def _command(title: str, name: str, *args) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.Empty,
+        command=types.Command(title=title, command=name, arguments=list(args)),
+    )
+
+
+def link_actions(ref: Reference, entry: Checked | None) -> list[types.CodeAction]:
+    ids = entry.verified.resolution.ids if entry is not None else None
+    actions = []
+    if ids is not None and ids.doi is not None:
+        actions.append(_command(f"Open DOI {ids.doi.value} for a human check", OPEN_URL,
+                                f"https://doi.org/{ids.doi.value}"))
+    if ids is not None and ids.arxiv is not None:
+        actions.append(_command(f"Open arXiv {ids.arxiv.value} for a human check", OPEN_URL,
+                                f"https://arxiv.org/abs/{ids.arxiv.value}"))
+    title = ref.work.title
+    if title:
+        q = quote_plus(title)
+        actions.append(_command("Search Crossref for this title", OPEN_URL,
+                                f"https://search.crossref.org/search/works?q={q}"))
+        quoted = quote_plus(f'"{title}"')
+        actions.append(_command("Search Google Scholar for this title", OPEN_URL,
+                                f"https://scholar.google.com/scholar?q={quoted}"))
+    return actions
+
+
+def decision_actions(ref: Reference, identity: str) -> list[types.CodeAction]:
+    return [
+        _command(f"Mark '{ref.key}' as checked by a human: verified", DECIDE,
+                 ref.key, identity, "verified", ""),
+        _command(f"Mark '{ref.key}' as checked by a human: rejected", DECIDE,
+                 ref.key, identity, "rejected", ""),
+        _command(f"Re-verify '{ref.key}' now", REVERIFY, ref.key),
+    ]
+
+
+def edit_actions(ref: Reference, entry: Checked, text: str) -> list[tuple[str, list[Edit]]]:
+    """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
+    if ref.source_format == "csl-yaml":
+        return []
+    verification = entry.verified.verification
+    found: list[tuple[str, list[Edit]]] = []
+    matched = verification.matched
+    if matched is not None:
+        edits = [e for c in verification.conflicts if c.field in FIXABLE
+                 if (e := _field_edit(ref, c.field, matched, text)) is not None]
+        if edits:
+            found.append((f"Apply verified metadata from {matched.source} to '{ref.key}'", edits))
+        ids = entry.verified.resolution.ids
+        if matched.doi and ids.doi is None:
+            found.append((f"Add DOI {matched.doi} to '{ref.key}'",
+                          [_insert_field(ref, "doi", matched.doi, text)]))
+        elif matched.doi and ids.doi is not None and matched.doi.lower() != ids.doi.value \
+                and entry.verified.verification.item is not None \
+                and entry.verified.verification.item.priority == "P0":
+            edit = _replace(ref, ref.fields[ids.doi.field], matched.doi, text) \
+                if ids.doi.field in ref.fields else None
+            if edit is not None:
+                found.append((f"Replace the cited DOI with the matched work's {matched.doi}",
+                              [edit]))
+    elif verification.near_matches:
+        near = verification.near_matches[0]
+        edits = [e for name in ("title", "year", "author")
+                 if (e := _field_edit(ref, name, near, text)) is not None]
+        if near.doi and entry.verified.resolution.ids.doi is None:
+            edits.append(_insert_field(ref, "doi", near.doi, text))
+        if edits:
+            found.append((f"Did you mean “{near.title}”? Apply its metadata to '{ref.key}'",
+                          edits))
+    return found
+
+
+def _value(record: Record, logical: str, csl: bool):
+    if logical == "title":
+        return record.title
+    if logical == "year":
+        return record.year
+    if logical == "author":
+        if not record.authors:
+            return None
+        if csl:
+            return [{"literal": p.family} if p.literal else {"family": p.family, "given": p.given}
+                    for p in record.authors]
+        return " and ".join(f"{{{p.family}}}" if p.literal else
+                            (f"{p.family}, {p.given}" if p.given else p.family)
+                            for p in record.authors)
+    if logical == "venue":
+        return record.venue
+    if logical == "volume":
+        return record.volume
+    if logical == "issue":
+        return record.issue
+    return None
+
+
+def _field_edit(ref: Reference, logical: str, record: Record, text: str) -> Edit | None:
+    csl = ref.source_format == "csl-json"
+    value = _value(record, logical, csl)
+    name = field_of(ref, logical)
+    if value is None or name is None:
+        return None
+    if csl and logical == "year":
+        value = {"date-parts": [[value]]}
+    return _replace(ref, ref.fields[name], value, text)
+
+
+def _replace(ref: Reference, field: Field, value, text: str) -> Edit:
+    span = field.span
+    if ref.source_format == "csl-json":
+        quoted = span.start > 0 and text[span.start - 1] == '"'
+        if quoted and isinstance(value, str):
+            return (ref.uri, span, json.dumps(value, ensure_ascii=False)[1:-1])
+        return (ref.uri, span, json.dumps(value, ensure_ascii=False))
+    delimited = span.start > 0 and text[span.start - 1] in '{"'
+    rendered = value if isinstance(value, str) and value.startswith("{") and \
+        field.name == "author" else bibtex_text(str(value))
+    return (ref.uri, span, rendered if delimited else "{" + rendered + "}")
+
+
+def _insert_field(ref: Reference, name: str, value: str, text: str) -> Edit:
+    end = ref.key_span.end
+    if ref.source_format == "csl-json":
+        if end < len(text) and text[end] == '"':
+            end += 1
+        return (ref.uri, Span(end, end), f', "{name.upper()}": ' + json.dumps(value))
+    return (ref.uri, Span(end, end), f",\n  {name} = {{{bibtex_text(value)}}}")
+
+
+def bibtex_text(value: str) -> str:
+    """Text safe inside a braced BibTeX value: LaTeX specials escaped, braces balanced."""
+    out = []
+    for ch in " ".join(value.split()):
+        if ch in "&%#_$" or ch in "{}":
+            out.append("\\" + ch)
+        elif ch == "\\":
+            out.append("\\textbackslash{}")
+        else:
+            out.append(ch)
+    return "".join(out)

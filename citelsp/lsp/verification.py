@@ -1,0 +1,242 @@
+"""Background verification for the server: cached verdicts at once, live lookups queued by
+how close their citations are to where the writer works, one resolution per identity.
+
+The engine decides everything; this module only schedules it and remembers the answers.
+Editing never waits on it: handlers read ``result_for`` and never await the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import weakref
+from collections.abc import Callable, Iterable
+
+from citelsp.config import Settings
+from citelsp.documents.model import Bibliography, Manuscript, Reference
+from citelsp.documents.project import Corpus
+from citelsp.resolution.engine import Engine, reference_identity
+from citelsp.resolution.resolve import Resolution
+
+log = logging.getLogger(__name__)
+
+WORKERS = 8
+
+
+class Progress:
+    """Hooks the scheduler calls so the server can show ``$/progress``."""
+
+    def begin(self, total: int) -> None: ...
+    def report(self, done: int, total: int) -> None: ...
+    def end(self, message: str) -> None: ...
+
+
+class Scheduler:
+    def __init__(self, on_results: Callable[[], None], progress: Progress | None = None) -> None:
+        self.engine: Engine | None = None
+        self.results: dict[str, Resolution] = {}
+        self._on_results = on_results
+        self._progress = progress or Progress()
+        self._identities: weakref.WeakKeyDictionary[Reference, str] = weakref.WeakKeyDictionary()
+        self._queue: list[tuple[int, int, str, bool]] = []
+        self._queued: dict[str, Reference] = {}
+        self._refresh: set[str] = set()
+        self._running: dict[str, asyncio.Task] = {}
+        self._workers: list[asyncio.Task] = []
+        self._seq = itertools.count()
+        self._done = 0
+        self._total = 0
+        self.offline = False
+        self.latest: Resolution | None = None
+        """The last resolution that arrived from the network (for outage detection)."""
+
+    # -- configuration ---------------------------------------------------------------------
+
+    async def configure(self, settings: Settings) -> None:
+        """(Re)create the engine for new settings; answers already known stay."""
+        await self.close()
+        self.offline = settings.offline
+        self.engine = Engine(settings) if settings.verify else None
+
+    async def close(self) -> None:
+        self.cancel_all()
+        if self.engine is not None:
+            await self.engine.aclose()
+            self.engine = None
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def identity(self, ref: Reference) -> str:
+        identity = self._identities.get(ref)
+        if identity is None:
+            identity = reference_identity(ref)
+            self._identities[ref] = identity
+        return identity
+
+    def result_for(self, ref: Reference) -> Resolution | None:
+        return self.results.get(self.identity(ref))
+
+    def pending(self, ref: Reference) -> bool:
+        identity = self.identity(ref)
+        return identity in self._queued or identity in self._running
+
+    # -- scheduling ------------------------------------------------------------------------
+
+    async def want(self, refs: Iterable[Reference]) -> None:
+        """Make sure every reference (most urgent first) has or gets a resolution.
+
+        Work for identities no longer wanted (a deleted or edited entry) is cancelled.
+        """
+        if self.engine is None:
+            return
+        ordered: dict[str, Reference] = {}
+        for ref in refs:
+            ordered.setdefault(self.identity(ref), ref)
+        for identity in [i for i in self._queued if i not in ordered]:
+            self._queued.pop(identity, None)
+        for identity, task in list(self._running.items()):
+            if identity not in ordered:
+                task.cancel()
+        fresh_cached = False
+        rank = 0
+        for n, (identity, ref) in enumerate(ordered.items()):
+            if identity in self.results or identity in self._running:
+                continue
+            if n % 50 == 0:
+                await asyncio.sleep(0)  # keep handlers responsive on big libraries
+            cached = await self.engine.cached(ref)
+            if cached is not None:
+                self.results[identity] = cached
+                fresh_cached = True
+                continue
+            if self.offline:
+                continue
+            rank += 1
+            if identity not in self._queued:
+                self._total += 1
+            self._queued[identity] = ref
+            heapq.heappush(self._queue, (rank, next(self._seq), identity, False))
+        if fresh_cached:
+            self._on_results()
+        self._start()
+
+    def reverify(self, refs: Iterable[Reference]) -> None:
+        """Resolve these again now, bypassing the cache."""
+        if self.engine is None:
+            return
+        for ref in refs:
+            identity = self.identity(ref)
+            if identity in self._running:
+                self._running[identity].cancel()
+            self.results.pop(identity, None)
+            if identity not in self._queued:
+                self._total += 1
+            self._queued[identity] = ref
+            self._refresh.add(identity)
+            heapq.heappush(self._queue, (0, next(self._seq), identity, True))
+        self._on_results()
+        self._start()
+
+    def cancel_all(self) -> None:
+        self._queue.clear()
+        self._queued.clear()
+        for task in self._running.values():
+            task.cancel()
+        for worker in self._workers:
+            worker.cancel()
+        self._workers.clear()
+        if self._total:
+            self._progress.end(f"Cancelled after {self._done}/{self._total}")
+        self._done = self._total = 0
+
+    def go_offline(self) -> None:
+        """Stop going to the network (it is down); cached verdicts still show."""
+        self.offline = True
+        self.cancel_all()
+
+    def back_online(self) -> None:
+        if self.engine is not None and not self.engine.settings.offline:
+            self.offline = False
+
+    def forget(self) -> None:
+        """Drop every remembered answer (after the cache is cleared)."""
+        self.results.clear()
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self._workers = [w for w in self._workers if not w.done()]
+        if not self._queued:
+            return
+        if not self._workers and self._total:
+            self._progress.begin(self._total)
+        while len(self._workers) < min(WORKERS, len(self._queued)):
+            self._workers.append(asyncio.get_running_loop().create_task(self._work()))
+
+    def _next(self) -> tuple[str, Reference, bool] | None:
+        while self._queue:
+            _rank, _seq, identity, refresh = heapq.heappop(self._queue)
+            ref = self._queued.pop(identity, None)
+            if ref is not None:
+                return identity, ref, refresh or identity in self._refresh
+        return None
+
+    async def _work(self) -> None:
+        while (job := self._next()) is not None:
+            identity, ref, refresh = job
+            self._refresh.discard(identity)
+            engine = self.engine
+            if engine is None:
+                return
+            task = asyncio.ensure_future(engine.resolve(ref, refresh=refresh))
+            self._running[identity] = task
+            try:
+                self.results[identity] = self.latest = await task
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():
+                    raise
+                continue
+            except Exception:
+                log.exception("verification of %s failed", ref.key)
+                continue
+            finally:
+                self._running.pop(identity, None)
+            self._done += 1
+            self._progress.report(self._done, self._total)
+            self._on_results()
+        if not self._running and not self._queued and self._total:
+            self._progress.end(f"Verified {self._done} references")
+            self._done = self._total = 0
+
+
+def wanted_references(
+    corpus: Corpus, focus_uri: str | None, focus_offset: int | None
+) -> list[Reference]:
+    """References of the open documents, most urgent first: those cited nearest the cursor in
+    the focused manuscript, then the other open manuscripts', then open bibliographies'."""
+    ordered: list[Reference] = []
+    docs = [corpus.documents[u] for u in corpus.open_uris if u in corpus.documents]
+    docs.sort(key=lambda d: d.uri != focus_uri)
+    for doc in docs:
+        if not isinstance(doc, Manuscript):
+            continue
+        bibs = corpus.bibliographies_for(doc)
+        citations = list(doc.citations)
+        if doc.uri == focus_uri and focus_offset is not None:
+            citations.sort(key=lambda c: abs(c.span.start - focus_offset))
+        for c in citations:
+            if c.wildcard:
+                ordered += [r for b in bibs for r in b.references]
+            else:
+                ordered += corpus.resolve(doc, c, bibs).references
+        if doc.inline is not None:
+            ordered += doc.inline.references
+    for doc in docs:
+        if isinstance(doc, Bibliography):
+            refs = list(doc.references)
+            if doc.uri == focus_uri and focus_offset is not None:
+                refs.sort(key=lambda r: abs(r.span.start - focus_offset))
+            ordered += refs
+    return ordered
