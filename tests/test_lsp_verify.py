@@ -190,3 +190,317 @@ async def test_graded_diagnostics_on_fields_and_citations(workspace, env):
         assert line[start:cited["fake"].range.end.character] == "fake"
         for d in manuscript.get("NOT_FOUND_IN_INDEXES", []):
             assert "pending human check" in d.message and "fabricated" not in d.message
+
+
+async def test_latex_and_csl_json_get_verification_diagnostics(workspace, env):
+    async with lsp_session(workspace, env) as lsp:
+        tex = open_file(lsp, workspace / "paper.tex", "latex")
+        csl = open_file(lsp, workspace / "refs.json", "json")
+        await wait_until(lsp, verified(tex, "fake"))
+        await wait_until(lsp, verified(csl, "cslfake"))
+        cite = codes(lsp, tex)["DOI_REFUTED"][0]
+        line = (workspace / "paper.tex").read_text().splitlines()[cite.range.start.line]
+        assert line[cite.range.start.character:cite.range.end.character] == "fake"
+        refuted = codes(lsp, csl)["DOI_REFUTED"][0]
+        json_line = (workspace / "refs.json").read_text().splitlines()[refuted.range.start.line]
+        assert FAKE_DOI in json_line and '"DOI"' in json_line
+        assert not any(d.message.startswith("cslreal:") for d in lsp.diagnostics[csl]
+                       if d.code not in ("ORPHAN_REFERENCE", "DUPLICATE_WORK"))
+
+
+async def test_editing_a_doi_re_resolves_only_that_reference(workspace, env, api):
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        open_file(lsp, workspace / "paper.md", "markdown")
+        await wait_until(lsp, verified(bib, "fake", "wrongyear", "invented", "down"))
+        before = len(api.requests)
+        text = (workspace / "refs.bib").read_text()
+        lines = text.splitlines()
+        row = next(i for i, line in enumerate(lines) if FAKE_DOI in line)
+        col = lines[row].index(FAKE_DOI)
+        lsp.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=bib, version=2),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=row, character=col),
+                                  end=types.Position(line=row, character=col + len(FAKE_DOI))),
+                text=REAL_DOI)]))
+
+        def settled(client) -> bool:
+            ds = client.diagnostics.get(bib, [])
+            return not any(d.message.startswith("fake:") and d.code == "DOI_REFUTED" for d in ds)
+
+        await wait_until(lsp, settled)
+        await wait_until(lsp, lambda c: any(d.message.startswith("fake:") for d in
+                                            c.diagnostics.get(bib, [])
+                                            if d.code not in ("ORPHAN_REFERENCE",
+                                                              "DUPLICATE_WORK")))
+        asked = {seen.decoded_path for seen in api.requests[before:]}
+        assert any(REAL_DOI in path for path in asked)
+        for other in ("10.9999/down.1", "Medieval", FAKE_DOI):
+            assert not any(other in path for path in asked), other
+
+
+async def test_cached_reopen_shows_verdicts_without_requests(workspace, env, api):
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "wrongyear", "invented"))
+    first = {str(d.code) for d in lsp.diagnostics[bib]}
+    before = len(api.requests)
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "wrongyear", "invented"))
+        await wait_until(lsp, lambda c: {str(d.code) for d in c.diagnostics[bib]} >= first
+                         - {"UNREACHABLE"})
+    new = [s for s in api.requests[before:] if "down.1" not in s.decoded_path
+           and "10.9999" not in s.decoded_path]
+    assert new == []  # only the outage (never cached) is asked again
+
+
+async def test_progress_reports_and_ends(workspace, env):
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "invented"))
+
+        def ended(client) -> bool:
+            return any(isinstance(v, types.WorkDoneProgressEnd)
+                       for values in client.progress_reports.values() for v in values)
+
+        await wait_until(lsp, ended)
+        reports = next(iter(lsp.progress_reports.values()))
+        assert isinstance(reports[0], types.WorkDoneProgressBegin)
+        assert reports[0].cancellable
+        assert any(isinstance(v, types.WorkDoneProgressReport)
+                   and v.message.startswith("Verifying references ") for v in reports)
+        assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+
+
+async def test_cancelling_progress_stops_the_queue(workspace, env, api):
+    api.delay = 0.3
+    async with lsp_session(workspace, env) as lsp:
+        open_file(lsp, workspace / "refs.bib", "bibtex")
+
+        async def begun() -> str:
+            while True:
+                for token, values in lsp.progress_reports.items():
+                    if values and isinstance(values[0], types.WorkDoneProgressBegin):
+                        return token
+                await lsp.wait_for_notification(types.PROGRESS)
+
+        import asyncio
+
+        token = await asyncio.wait_for(begun(), 20)
+        lsp.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                            types.WorkDoneProgressCancelParams(token=token))
+
+        async def ended() -> None:
+            while not any(isinstance(v, types.WorkDoneProgressEnd)
+                          for v in lsp.progress_reports[token]):
+                await lsp.wait_for_notification(types.PROGRESS)
+
+        await asyncio.wait_for(ended(), 20)
+        end = lsp.progress_reports[token][-1]
+        assert end.message.startswith("Cancelled")
+        settled = len(api.requests)
+        await asyncio.sleep(1.5)  # nothing to wait for: asserting that nothing happens
+        assert len(api.requests) <= settled + 8  # at most the requests already in flight
+
+
+def position_of(path: Path, needle: str, occurrence: int = 0) -> types.Position:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    seen = 0
+    for row, line in enumerate(lines):
+        col = line.find(needle)
+        while col != -1:
+            if seen == occurrence:
+                return types.Position(line=row, character=col + 1)
+            seen += 1
+            col = line.find(needle, col + 1)
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+async def hover_at(lsp, uri: str, position: types.Position) -> str:
+    result = await lsp.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=position))
+    assert result is not None
+    return result.contents.value
+
+
+async def test_hover_cards_for_each_kind_of_result(workspace, env):
+    paper = workspace / "paper.md"
+    async with lsp_session(workspace, env) as lsp:
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, verified(md, "fake", "wrongyear", "invented", "down"))
+
+        matched = await hover_at(lsp, md, position_of(paper, "@bran2024"))
+        assert "found — the work exists as cited" in matched
+        assert "| Crossref | ✔ matched | id |" in matched
+        assert "[doi:10.1038/s42256\\-024\\-00832\\-8](https://doi.org/10.1038/s42256-024-00832-8)" \
+            in matched or "https://doi.org/10.1038/s42256-024-00832-8" in matched
+        assert "(live)" in matched or "(cache)" in matched
+
+        refuted = await hover_at(lsp, md, position_of(paper, "@fake"))
+        assert "refuted" in refuted and "P0 · DOI_REFUTED" in refuted
+        assert "does not exist" in refuted
+
+        invented = await hover_at(lsp, md, position_of(paper, "@invented"))
+        assert "not confirmed" in invented and "NOT_FOUND_IN_INDEXES" in invented
+        assert "pending human check" in invented
+
+        down = await hover_at(lsp, md, position_of(paper, "@down"))
+        assert "⚠ unreachable" in down and "UNREACHABLE" in down
+        assert "fabricated" not in down
+
+
+async def test_hover_escapes_hostile_titles(workspace, env):
+    paper = workspace / "paper.md"
+    async with lsp_session(workspace, env) as lsp:
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, verified(md, "hostile"))
+        card = await hover_at(lsp, md, position_of(paper, "@hostile"))
+        for smuggled in ("[click](command:", "<img", "<script", "**bold**",
+                         "(https://evil.example", "](command:"):
+            assert smuggled not in card, smuggled
+        assert "\\[click\\]" in card and "&lt;img" in card
+        bib = workspace / "refs.bib"
+        entry = await hover_at(lsp, bib.as_uri(), position_of(bib, "hostile,"))
+        assert "](command:" not in entry and "<img" not in entry
+
+
+async def code_actions(lsp, uri: str, position: types.Position) -> list[types.CodeAction]:
+    return await lsp.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=position, end=position),
+        context=types.CodeActionContext(diagnostics=[])))
+
+
+async def run(lsp, action):
+    """Execute a code action's command (clients may see command-only actions as Commands)."""
+    command = action.command if isinstance(action, types.CodeAction) else action
+    return await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command.command, arguments=command.arguments))
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(p: types.Position) -> int:
+        return offsets[p.line] + p.character
+
+    for e in sorted(edits, key=lambda e: at(e.range.start), reverse=True):
+        text = text[:at(e.range.start)] + e.new_text + text[at(e.range.end):]
+    return text
+
+
+async def test_code_actions_fix_metadata_and_open_links(workspace, env):
+    bib_path = workspace / "refs.bib"
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+        open_file(lsp, workspace / "paper.md", "markdown")
+        await wait_until(lsp, verified(bib, "fake", "wrongyear"))
+
+        found = await code_actions(lsp, bib, position_of(bib_path, "wrongyear"))
+        titles = [a.title for a in found]
+        fix = next(a for a in found if a.title.startswith("Apply verified metadata"))
+        fixed = apply(bib_path.read_text(), fix.edit.changes[bib])
+        assert "year    = {2024}" in fixed.split("@article{wrongyear")[1].split("@article")[0]
+        assert any(t.startswith("Open DOI 10.1038/s42256-024-00832-8") for t in titles)
+        assert any("Search Crossref" in t for t in titles)
+        assert any(t.startswith("Re-verify") for t in titles)
+
+        opener = next(a for a in found if a.title.startswith("Open DOI"))
+        await run(lsp, opener)
+        shown = lsp.shown_documents[-1]
+        assert shown.uri == "https://doi.org/10.1038/s42256-024-00832-8" and shown.external
+
+        with pytest.raises(Exception):
+            await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="citelsp.openUrl", arguments=["http://evil.example/x"]))
+        assert len(lsp.shown_documents) == 1
+
+
+async def test_add_matched_doi_to_an_entry_without_one(workspace, env):
+    bib_path = workspace / "refs.bib"
+    bib_path.write_text(BIB + f"""
+@article{{nodoi,
+  title   = {{{REAL_TITLE}}},
+  author  = {{Bran, Andres M.}},
+  journal = {{Nature Machine Intelligence}},
+  year    = {{2024}},
+}}
+""", encoding="utf-8")
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+
+        async def offered() -> types.CodeAction:
+            while True:
+                actions = await code_actions(lsp, bib, position_of(bib_path, "nodoi"))
+                for a in actions:
+                    if a.title.startswith("Add DOI"):
+                        return a
+                await lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+        import asyncio
+
+        action = await asyncio.wait_for(offered(), 30)
+        assert REAL_DOI in action.title.lower()
+        fixed = apply(bib_path.read_text(), action.edit.changes[bib])
+        entry = fixed.split("@article{nodoi")[1]
+        assert f"doi = {{{REAL_DOI}}}" in entry
+
+
+async def test_human_decisions_persist_across_restart(workspace, env):
+    bib_path = workspace / "refs.bib"
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "invented"))
+        for key, verdict in (("invented", "verified"), ("fake", "rejected")):
+            action = next(a for a in await code_actions(lsp, bib, position_of(bib_path, key))
+                          if a.title.endswith(verdict))
+            await run(lsp, action)
+        await wait_until(lsp, lambda c: any(d.code == "HUMAN_REJECTED"
+                                            for d in c.diagnostics.get(bib, [])))
+    stored = json.loads((workspace / ".citelsp" / "decisions.json").read_text())
+    assert {d["citation_key"]: d["decision"] for d in stored["decisions"]} == {
+        "invented": "verified", "fake": "rejected"}
+
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "down"))
+        shown = codes(lsp, bib)
+        assert not any(d.message.startswith("invented:") for ds in shown.values() for d in ds
+                       if d.code != "ORPHAN_REFERENCE")
+        assert shown["HUMAN_REJECTED"][0].severity == types.DiagnosticSeverity.Error
+        card = await hover_at(lsp, bib, position_of(bib_path, "invented,"))
+        assert "Human decision:** verified" in card
+        action = next(a for a in await code_actions(lsp, bib, position_of(bib_path, "fake,"))
+                      if a.title.endswith("verified"))
+        await run(lsp, action)
+        assert any("permanent" in m.message for m in lsp.messages)
+
+
+async def test_commands_checklist_export_reverify_and_clear_cache(workspace, env, api):
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "invented", "down"))
+        shown = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.showChecklist", arguments=[]))
+        assert "## P0" in shown["markdown"] and "fake" in shown["markdown"]
+        assert (workspace / ".citelsp" / "checklist.md").exists()
+        exported = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.exportReport", arguments=["json"]))
+        report = json.loads((workspace / ".citelsp" / "report.json").read_text())
+        assert exported["format"] == "json" and report["summaries"]
+
+        before = api.count(path_contains=FAKE_DOI)
+        await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.reverify", arguments=["fake"]))
+        await wait_until(lsp, lambda c: api.count(path_contains=FAKE_DOI) > before)
+        await wait_until(lsp, verified(bib, "fake"))
+
+        await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.clearCache", arguments=[]))
+        before = api.count(path_contains="s42256")
+        await wait_until(lsp, lambda c: api.count(path_contains="s42256") > before)

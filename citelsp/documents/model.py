@@ -59,14 +59,96 @@ class Person:
         return f"{self.given} {self.family}"
 
 
-@dataclass(frozen=True)
-class Field:
-    """One field of an entry as written: macros expanded and ``#`` joined, LaTeX not decoded."""
+class SpanBase:
+    """Where a parsed entry starts in the current text of its document.
 
-    name: str
-    value: str
-    span: Span
-    name_span: Span
+    A parser stores an entry's spans relative to the entry's start and shares one SpanBase
+    between the Reference and its Fields, so when an edit before the entry moves it, one
+    assignment to ``offset`` moves every span while the Reference object, and everything
+    cached on it or keyed by it, survives. A Bibliography snapshot that shares a Reference
+    with a later parse of the same document therefore reads the later offsets: only the
+    latest snapshot of a document is meant to be read.
+    """
+
+    __slots__ = ("offset",)
+
+    def __init__(self, offset: int = 0) -> None:
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"SpanBase({self.offset})"
+
+
+_ABSOLUTE = SpanBase()
+"""The base of spans given as absolute offsets; never moved."""
+
+
+class Field:
+    """One field of an entry as written: macros expanded and ``#`` joined, LaTeX not decoded.
+
+    Immutable and compared by value. ``span`` (the value) and ``name_span`` read as absolute
+    code-point spans; they are kept relative to a ``SpanBase`` (see there), and ``Field(name,
+    value, span, name_span)`` takes them absolute.
+    """
+
+    __slots__ = ("_name", "_value", "_base", "_start", "_end", "_name_start", "_name_end")
+
+    def __init__(self, name: str, value: str, span: Span, name_span: Span) -> None:
+        self._name, self._value, self._base = name, value, _ABSOLUTE
+        self._start, self._end = span.start, span.end
+        self._name_start, self._name_end = name_span.start, name_span.end
+
+    @classmethod
+    def relative(
+        cls,
+        base: SpanBase,
+        name: str,
+        value: str,
+        start: int,
+        end: int,
+        name_start: int,
+        name_end: int,
+    ) -> Field:
+        """A field whose offsets count from ``base.offset``; builds no Span up front."""
+        self = cls.__new__(cls)
+        self._name, self._value, self._base = name, value, base
+        self._start, self._end, self._name_start, self._name_end = start, end, name_start, name_end
+        return self
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def value(self) -> str:
+        return self._value
+
+    @property
+    def span(self) -> Span:
+        offset = self._base.offset
+        return Span(offset + self._start, offset + self._end)
+
+    @property
+    def name_span(self) -> Span:
+        offset = self._base.offset
+        return Span(offset + self._name_start, offset + self._name_end)
+
+    def _identity(self) -> tuple[str, str, Span, Span]:
+        return self._name, self._value, self.span, self.name_span
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Field):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        return (
+            f"Field(name={self._name!r}, value={self._value!r}, span={self.span!r}, "
+            f"name_span={self.name_span!r})"
+        )
 
 
 @dataclass(frozen=True)
@@ -88,19 +170,76 @@ class Work:
     has_et_al: bool = False
 
 
-@dataclass(eq=False)
 class Reference:
-    """One bibliography entry (BibTeX entry or CSL item)."""
+    """One bibliography entry (BibTeX entry or CSL item), compared by identity.
+
+    ``key_span`` and ``span`` read as absolute code-point spans; like the spans of its
+    fields they are kept relative to a ``SpanBase`` shared with the fields, so a BibTeX
+    re-parse moves an entry that an edit shifted without building it again (see SpanBase).
+    The constructor takes them absolute.
+    """
 
     key: str
     uri: str
     source_format: SourceFormat
     entry_type: str
-    key_span: Span
-    span: Span
     fields: dict[str, Field]
-    csl: dict | None = None
+    csl: dict | None
     """The CSL item as parsed, for CSL sources (names and dates stay structured)."""
+
+    def __init__(
+        self,
+        key: str,
+        uri: str,
+        source_format: SourceFormat,
+        entry_type: str,
+        key_span: Span,
+        span: Span,
+        fields: dict[str, Field],
+        csl: dict | None = None,
+    ) -> None:
+        self.key, self.uri, self.source_format, self.entry_type = key, uri, source_format, entry_type
+        self.fields, self.csl, self._base = fields, csl, _ABSOLUTE
+        self._key_start, self._key_end, self._start, self._end = (
+            key_span.start, key_span.end, span.start, span.end
+        )  # fmt: skip
+
+    @classmethod
+    def relative(
+        cls,
+        base: SpanBase,
+        key: str,
+        uri: str,
+        source_format: SourceFormat,
+        entry_type: str,
+        key_start: int,
+        key_end: int,
+        start: int,
+        end: int,
+        fields: dict[str, Field],
+    ) -> Reference:
+        """A reference whose offsets count from ``base.offset`` (its fields' base too)."""
+        self = cls.__new__(cls)
+        self.key, self.uri, self.source_format, self.entry_type = key, uri, source_format, entry_type
+        self.fields, self.csl, self._base = fields, None, base
+        self._key_start, self._key_end, self._start, self._end = key_start, key_end, start, end
+        return self
+
+    @property
+    def key_span(self) -> Span:
+        offset = self._base.offset
+        return Span(offset + self._key_start, offset + self._key_end)
+
+    @property
+    def span(self) -> Span:
+        offset = self._base.offset
+        return Span(offset + self._start, offset + self._end)
+
+    def __repr__(self) -> str:
+        return (
+            f"Reference(key={self.key!r}, uri={self.uri!r}, entry_type={self.entry_type!r}, "
+            f"span={self.span!r})"
+        )
 
     def field(self, name: str) -> Field | None:
         return self.fields.get(name)

@@ -32,15 +32,13 @@ Edit = tuple[str, Span, str]
 """(uri, span to replace, new text)."""
 
 
-def _command(title: str, name: str, *args) -> types.CodeAction:
-    return types.CodeAction(
-        title=title,
-        kind=types.CodeActionKind.Empty,
-        command=types.Command(title=title, command=name, arguments=list(args)),
-    )
+def _command(title: str, name: str, *args) -> types.Command:
+    """A command-only action is sent as a bare Command (LSP allows ``(Command | CodeAction)[]``),
+    which every client reads the same way."""
+    return types.Command(title=title, command=name, arguments=list(args))
 
 
-def link_actions(ref: Reference, entry: Checked | None) -> list[types.CodeAction]:
+def link_actions(ref: Reference, entry: Checked | None) -> list[types.Command]:
     ids = entry.verified.resolution.ids if entry is not None else None
     actions = []
     if ids is not None and ids.doi is not None:
@@ -60,7 +58,7 @@ def link_actions(ref: Reference, entry: Checked | None) -> list[types.CodeAction
     return actions
 
 
-def decision_actions(ref: Reference, identity: str) -> list[types.CodeAction]:
+def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
     return [
         _command(f"Mark '{ref.key}' as checked by a human: verified", DECIDE,
                  ref.key, identity, "verified", ""),

@@ -438,7 +438,7 @@ def create_server() -> CitelspServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        found: list[types.CodeAction] = []
+        found: list[types.CodeAction | types.Command] = []
         for ref in ls.references_at(doc, ls.offset_for(doc, params.range.start)):
             entry = ls.state.findings.checked(ref, [])
             source = ls.document(ref.uri)

@@ -55,6 +55,14 @@ def judge(ref: Reference, resolution: Resolution) -> Verification:
 
 
 @dataclass
+class _Shared:
+    """One resolution in flight and how many callers wait for it."""
+
+    task: asyncio.Future[Resolution]
+    waiters: int = 0
+
+
+@dataclass
 class Verified:
     reference: Reference
     resolution: Resolution
@@ -82,7 +90,7 @@ class Engine:
             if use
             else None
         )
-        self._inflight: dict[tuple[str, bool], asyncio.Future[Resolution]] = {}
+        self._inflight: dict[tuple[str, bool], _Shared] = {}
 
     def context(self, *, refresh: bool = False) -> Context:
         return Context(
@@ -95,21 +103,30 @@ class Engine:
         )
 
     async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:
-        """Resolve one reference; callers asking for the same identity share one resolution."""
+        """Resolve one reference; callers asking for the same identity share one resolution.
+
+        The shared work is cancelled only when every caller waiting for it is cancelled.
+        """
         key = (reference_identity(ref), refresh)
-        running = self._inflight.get(key)
-        if running is not None:
-            resolution = await asyncio.shield(running)
-            return _rekeyed(resolution, ref)
-        task = asyncio.ensure_future(resolve_reference(ref, self.context(refresh=refresh)))
-        self._inflight[key] = task
+        shared = self._inflight.get(key)
+        if shared is None:
+            task = asyncio.ensure_future(resolve_reference(ref, self.context(refresh=refresh)))
+            shared = self._inflight[key] = _Shared(task)
+            task.add_done_callback(lambda _t: self._forget(key, shared))
+        shared.waiters += 1
         try:
-            return await asyncio.shield(task)
-        finally:
-            if task.done():
-                self._inflight.pop(key, None)
-            else:
-                task.add_done_callback(lambda _t: self._inflight.pop(key, None))
+            resolution = await asyncio.shield(shared.task)
+        except asyncio.CancelledError:
+            shared.waiters -= 1
+            if shared.waiters == 0:
+                shared.task.cancel()
+            raise
+        shared.waiters -= 1
+        return _rekeyed(resolution, ref)
+
+    def _forget(self, key: tuple[str, bool], shared: _Shared) -> None:
+        if self._inflight.get(key) is shared:
+            del self._inflight[key]
 
     async def cached(self, ref: Reference) -> Resolution | None:
         """The resolution from cached answers alone, or None if it needs the network."""
@@ -150,8 +167,8 @@ class Engine:
             self.cache.clear()
 
     async def aclose(self) -> None:
-        for task in list(self._inflight.values()):
-            task.cancel()
+        for shared in list(self._inflight.values()):
+            shared.task.cancel()
         await self.http.aclose()
         if self.cache is not None:
             self.cache.close()
