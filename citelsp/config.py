@@ -92,7 +92,7 @@ class Settings:
             slug_map=_slug_map(opts.get("slugMap")),
             min_priority=_priority(opts.get("minPriority"), "P3"),
             debounce_ms=_int(opts.get("debounceMs"), 200),
-            stale_days=_int(opts.get("staleDays"), 30),
+            stale_days=_int(opts.get("staleDays"), _int(env.get("CITELSP_CACHE_STALE_DAYS"), 30)),
             offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
             verify=bool(opts.get("verify", True)),
             mailto=opts.get("mailto") or env.get("CITELSP_MAILTO") or None,
