@@ -254,8 +254,8 @@ class CitelspServer(LanguageServer):
             except Exception:
                 log.exception("workspace/configuration failed")
                 result = None
-            if result and isinstance(result[0], dict):
-                options.update(result[0])
+            if result and isinstance(result[0], dict) and result[0]:
+                options = dict(result[0])  # the client's current section is authoritative
         await self.configure(options)
 
 
@@ -289,7 +289,7 @@ def create_server() -> CitelspServer:
     async def did_change_configuration(ls: CitelspServer,
                                        params: types.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, dict) and isinstance(params.settings.get("citelsp"), dict):
-            ls._init_options = {**ls._init_options, **params.settings["citelsp"]}
+            ls._init_options = dict(params.settings["citelsp"])
         await ls.pull_configuration()
         ls.publish_open()
         ls.schedule_verification()
@@ -460,6 +460,11 @@ def create_server() -> CitelspServer:
         if url is None:
             raise ValueError("citelsp opens only https links on doi.org, arxiv.org and the "
                              "other allowlisted hosts")
+        window = ls.client_capabilities.window
+        if not (window and window.show_document):
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Info, message=f"citelsp: open {url} to check by hand"))
+            return {"opened": None, "url": url}
         result = await ls.window_show_document_async(
             types.ShowDocumentParams(uri=url, external=True))
         return {"opened": url, "success": bool(result and result.success)}

@@ -1,0 +1,257 @@
+"""The Neovim setup (editors/nvim/citelsp.lua) driven in a real headless Neovim.
+
+Neovim starts the real server over stdio through the setup's own ``vim.lsp.start_client``
+path; a Lua probe waits for diagnostics, asks for a hover and a completion, runs commands
+(one opens a link through a stand-in ``xdg-open``) and writes what it saw as JSON. The server
+runs offline with a private cache, so nothing reaches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NVIM = shutil.which("nvim")
+SETUP = Path(__file__).resolve().parents[1] / "editors" / "nvim" / "citelsp.lua"
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not on PATH (apt install neovim)")
+
+PAPER = """\
+---
+title: Probe
+bibliography: refs.bib
+---
+
+Residual networks [@he2016deep] changed vision.
+This one is not in the bibliography [@missing].
+"""
+
+REFS = """\
+@article{he2016deep,
+  author = {He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing and Sun, Jian},
+  title = {Deep Residual Learning for Image Recognition},
+  journal = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition},
+  year = {2016},
+}
+"""
+
+DOI_URL = "https://doi.org/10.1109/CVPR.2016.90"
+
+SETTINGS = {"offline": True, "minPriority": "P3", "debounceMs": 50}
+
+INIT = """\
+local params = vim.fn.json_decode(vim.fn.readfile(os.getenv("CITELSP_PROBE")))
+_G.citelsp_probe = { configuration = {} }
+local answer = vim.lsp.handlers["workspace/configuration"]
+vim.lsp.handlers["workspace/configuration"] = function(err, result, ctx, config)
+  local response = answer(err, result, ctx, config)
+  table.insert(_G.citelsp_probe.configuration, { items = result.items, response = response })
+  return response
+end
+dofile(params.setup).setup({ cmd = params.cmd, cmd_env = params.env, settings = params.settings })
+"""
+
+PROBE = """\
+local params = vim.fn.json_decode(vim.fn.readfile(os.getenv("CITELSP_PROBE")))
+local out = { configuration = _G.citelsp_probe.configuration, filetype = vim.bo.filetype }
+
+local deadline = vim.loop.hrtime() / 1e6 + params.budget_ms
+
+-- Each wait is capped at wait_ms, and all of them together at budget_ms.
+local function limit()
+  return math.floor(math.max(1, math.min(params.wait_ms, deadline - vim.loop.hrtime() / 1e6)))
+end
+
+local function citelsp_client()
+  for _, client in pairs(vim.lsp.buf_get_clients(0)) do
+    if client.name == "citelsp" then
+      return client
+    end
+  end
+end
+
+local function code_of(d)
+  return d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+end
+
+local function dangling()
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    if code_of(d) == "DANGLING_CITATION" then
+      return true
+    end
+  end
+  return false
+end
+
+local function first_result(responses)
+  for _, response in pairs(responses or {}) do
+    if response.result then
+      return response.result
+    end
+  end
+end
+
+local function position(line, character)
+  return { textDocument = { uri = vim.uri_from_bufnr(0) }, position = {
+    line = line, character = character } }
+end
+
+local function probe()
+  out.attached = vim.wait(limit(), function() return citelsp_client() ~= nil end, 50)
+  local client = citelsp_client()
+  out.root_dir = client and client.config.root_dir
+  out.got_diagnostics = vim.wait(limit(), function()
+    return dangling() and #out.configuration > 0
+  end, 50)
+  out.diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    table.insert(out.diagnostics, { code = code_of(d), lnum = d.lnum, col = d.col,
+      end_lnum = d.end_lnum, end_col = d.end_col, severity = d.severity, source = d.source })
+  end
+
+  local hover = first_result(vim.lsp.buf_request_sync(0, "textDocument/hover",
+    position(params.hover[1], params.hover[2]), limit()))
+  out.hover = hover and hover.contents
+
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_buf_set_lines(0, last, last, false, { params.completion_line })
+  local labels = {}
+  vim.wait(limit(), function()
+    local result = first_result(vim.lsp.buf_request_sync(0, "textDocument/completion",
+      position(last, #params.completion_line), limit()))
+    labels = {}
+    for _, item in ipairs(result and (result.items or result) or {}) do
+      table.insert(labels, item.label)
+    end
+    return #labels > 0
+  end, 100)
+  out.completion = labels
+
+  vim.cmd("CitelspExportReport json")
+  out.report_written = vim.wait(limit(), function()
+    return vim.loop.fs_stat(params.report) ~= nil
+  end, 50)
+
+  local opened = first_result(vim.lsp.buf_request_sync(0, "workspace/executeCommand", {
+    command = "citelsp.openUrl", arguments = { params.url } }, limit()))
+  out.open_url = opened
+  vim.wait(limit(), function() return vim.loop.fs_stat(params.opener_log) ~= nil end, 50)
+
+  vim.cmd("CitelspChecklist")
+  vim.wait(limit(), function()
+    return vim.endswith(vim.api.nvim_buf_get_name(0), "checklist.md")
+  end, 50)
+  out.checklist_buffer = vim.api.nvim_buf_get_name(0)
+end
+
+local ok, err = pcall(probe)
+out.error = (not ok) and tostring(err) or vim.NIL
+vim.fn.writefile({ vim.fn.json_encode(out) }, params.output)
+vim.cmd("qa!")
+"""
+
+
+def _line_col(text: str, needle: str) -> tuple[int, int]:
+    before = text[: text.index(needle)]
+    return before.count("\n"), len(before) - (before.rfind("\n") + 1)
+
+
+@pytest.fixture(scope="module")
+def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One Neovim session for the whole module; each test reads a part of what it saw."""
+    tmp_path = tmp_path_factory.mktemp("neovim")
+    workspace = tmp_path / "workspace"
+    (workspace / ".citelsp").mkdir(parents=True)
+    paper_dir = workspace / "paper"
+    paper_dir.mkdir()
+    (paper_dir / "paper.md").write_text(PAPER, encoding="utf-8")
+    (paper_dir / "refs.bib").write_text(REFS, encoding="utf-8")
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    opener = bin_dir / "xdg-open"
+    opened_log = shlex.quote(str(tmp_path / "opened.txt"))
+    opener.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened_log}\n', encoding="utf-8")
+    opener.chmod(0o755)
+
+    env_for_server = {"CITELSP_OFFLINE": "1", "CITELSP_CACHE_DIR": str(tmp_path / "cache")}
+    output = tmp_path / "probe.json"
+    params = {
+        "setup": str(SETUP),
+        "cmd": [sys.executable, "-m", "citelsp"],
+        "env": env_for_server,
+        "settings": SETTINGS,
+        "output": str(output),
+        "wait_ms": 20000,
+        "budget_ms": 60000,
+        "hover": _line_col(PAPER, "he2016deep]"),
+        "completion_line": "Completion [@",
+        "report": str(workspace / ".citelsp" / "report.json"),
+        "url": DOI_URL,
+        "opener_log": str(tmp_path / "opened.txt"),
+    }
+    (tmp_path / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    (tmp_path / "init.lua").write_text(INIT, encoding="utf-8")
+    (tmp_path / "probe.lua").write_text(PROBE, encoding="utf-8")
+
+    env = {**os.environ, **env_for_server, "CITELSP_PROBE": str(tmp_path / "params.json"),
+           "CITELSP_PROBE_LUA": str(tmp_path / "probe.lua"),
+           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua"),
+         "-c", "lua dofile(os.getenv('CITELSP_PROBE_LUA'))", "paper/paper.md"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert output.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr}"
+    result = json.loads(output.read_text(encoding="utf-8"))
+    assert result["error"] is None, result["error"]
+    result["workspace"] = str(workspace)
+    opened = tmp_path / "opened.txt"
+    result["opened_externally"] = opened.read_text(encoding="utf-8") if opened.exists() else None
+    return result
+
+
+def test_neovim_shows_diagnostics_hover_and_completion(probe_result: dict) -> None:
+    assert probe_result["filetype"] == "markdown"
+    assert probe_result["attached"] is True
+    assert Path(probe_result["root_dir"]) == Path(probe_result["workspace"])
+
+    assert probe_result["got_diagnostics"] is True, probe_result["diagnostics"]
+    dangling = [d for d in probe_result["diagnostics"] if d["code"] == "DANGLING_CITATION"]
+    line, col = _line_col(PAPER, "missing]")
+    assert dangling == [{
+        "code": "DANGLING_CITATION", "lnum": line, "col": col, "end_lnum": line,
+        "end_col": col + len("missing"), "severity": 1, "source": "citelsp",
+    }]
+
+    hover = probe_result["hover"]
+    assert hover["kind"] == "markdown"
+    assert "Deep Residual Learning for Image Recognition" in hover["value"]
+    assert "he2016deep" in hover["value"]
+
+    assert probe_result["completion"] == ["he2016deep"]
+
+    request = probe_result["configuration"][0]
+    assert request["items"] == [{"section": "citelsp"}]
+    assert request["response"] == [SETTINGS]
+
+
+def test_neovim_runs_commands_and_opens_documents(probe_result: dict) -> None:
+    workspace = Path(probe_result["workspace"])
+    assert probe_result["report_written"] is True
+    report = json.loads((workspace / ".citelsp" / "report.json").read_text(encoding="utf-8"))
+    assert any(d["code"] == "DANGLING_CITATION" for d in report["diagnostics"])
+
+    assert probe_result.get("open_url") == {"opened": DOI_URL, "success": True}
+    assert probe_result["opened_externally"] == DOI_URL
+
+    assert Path(probe_result["checklist_buffer"]) == workspace / ".citelsp" / "checklist.md"
