@@ -8,7 +8,7 @@ follows the real split: Crossref holds works with a Crossref DOI, DataCite the a
 Title search ranks by IDF-weighted token overlap and always returns the top hits, so near
 matches come back too, as they do from a real search engine.
 
-    server = SimIndexServer(SimIndex(works)).start()
+    server = SimIndexServer(SimIndex(works), delay=0.2).start()   # 200 ms per answer (optional)
     environ = server.environ(cache_dir)     # CITELSP_<NAME>_BASE_URL for every resolver
     ...
     server.stop()
@@ -21,6 +21,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -531,6 +532,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
+        if self.server.delay > 0:
+            time.sleep(self.server.delay)
         parts = urlsplit(self.path)
         path = unquote(parts.path)
         endpoint = next((name for name, prefix in PREFIXES.items()
@@ -556,9 +559,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, router: Router) -> None:
+    def __init__(self, router: Router, delay: float = 0.0) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.router = router
+        self.delay = delay
+        """Seconds every request waits before it is answered (a slow service)."""
         self.requests: Counter[tuple[str | None, int]] = Counter()
         self._lock = threading.Lock()
 
@@ -570,9 +575,10 @@ class _Server(ThreadingHTTPServer):
 class SimIndexServer:
     """The index over loopback HTTP; ``start()`` it, ``stop()`` it, or use ``with``."""
 
-    def __init__(self, index: SimIndex) -> None:
+    def __init__(self, index: SimIndex, *, delay: float = 0.0) -> None:
+        """``delay`` seconds pass before every answer, as from a slow or distant service."""
         self.index = index
-        self._httpd = _Server(Router(index))
+        self._httpd = _Server(Router(index), delay)
         self._thread: threading.Thread | None = None
 
     @property

@@ -76,11 +76,14 @@ class Corpus:
         self._scanned: list[str] | None = None
         self._slug_map: dict[str, str] | None = None
         self._key_indexes: dict[str, tuple[Bibliography, dict[str, list[Reference]]]] = {}
+        self.generation = 0
+        """Bumped on every change a local check could depend on (memo key for findings)."""
 
     # -- documents -------------------------------------------------------------------------
 
     def update(self, uri: str, text: str, *, language: str | None = None, is_open: bool = True
                ) -> Document | None:
+        self.generation += 1
         doc = parse_document(uri, text, language)
         if doc is None:
             self.documents.pop(uri, None)
@@ -91,6 +94,7 @@ class Corpus:
         return doc
 
     def close(self, uri: str) -> None:
+        self.generation += 1
         self.open_uris.discard(uri)
         self.documents.pop(uri, None)
 
@@ -119,6 +123,7 @@ class Corpus:
 
     def invalidate_disk(self, uri: str | None = None) -> None:
         """Forget cached disk reads (a watched file changed) and the workspace scan."""
+        self.generation += 1
         if uri is None:
             self._disk.clear()
         else:

@@ -184,6 +184,7 @@ def _strip_accents(s: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
 
 
+@lru_cache(maxsize=65536)
 def fold_name(s: str) -> str:
     """A family name folded for comparison: LaTeX decoded, accents dropped, casefolded."""
     if "\\" in s or "{" in s:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -9,7 +10,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
-from citelsp.checks import problems_for
 from citelsp.documents.model import Bibliography, Location, Manuscript, Reference
 from citelsp.documents.project import Document, uri_to_path
 from citelsp.lsp import actions, cards, commands, completion, hover, navigation
@@ -26,6 +26,9 @@ from citelsp.verdict.decisions import Decision, PermanentRejection
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
                         "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
+RESULTS_PUBLISH_MS = 500
+"""How often arriving verdicts re-publish: often enough to feel live, rarely enough that
+publishing never crowds out hovers and completions while hundreds of lookups run."""
 UNREACHABLE_STREAK = 5
 """All-unreachable resolutions in a row after which the server stops going to the network."""
 
@@ -99,6 +102,8 @@ class CitelspServer(LanguageServer):
         self._init_options: dict = {}
         self._told_offline = False
         self._unreachable_streak = 0
+        self._publishing: asyncio.Task | None = None
+        self._publish_again = False
 
     # -- conversions ------------------------------------------------------------------------
 
@@ -143,7 +148,7 @@ class CitelspServer(LanguageServer):
             return
         index = line_index(uri, doc.text)
         diagnostics = []
-        found = problems_for(self.state.corpus, uri)
+        found = list(self.state.local_problems(uri))
         try:
             found += self.state.findings.problems_for(
                 self.state.corpus, doc, self.state.settings.min_priority
@@ -162,9 +167,23 @@ class CitelspServer(LanguageServer):
         )
 
     def publish_open(self) -> None:
-        """Re-publish every open document (a change to one can change another's findings)."""
-        for uri in list(self.state.corpus.open_uris):
-            self.publish(uri)
+        """Re-publish every open document (a change to one can change another's findings).
+
+        One document per event-loop turn, so requests (hover, completion) interleave.
+        """
+        if self._publishing is not None and not self._publishing.done():
+            self._publish_again = True
+            return
+        self._publishing = self.state.run_task(self._publish_all(), "publish")
+
+    async def _publish_all(self) -> None:
+        while True:
+            self._publish_again = False
+            for uri in list(self.state.corpus.open_uris):
+                self.publish(uri)
+                await asyncio.sleep(0)
+            if not self._publish_again:
+                return
 
     def schedule_publish(self) -> None:
         self.state.debounce("publish", self.publish_open)
@@ -179,7 +198,7 @@ class CitelspServer(LanguageServer):
 
     def results_arrived(self) -> None:
         """New verification results: re-publish (coalesced) and watch for a dead network."""
-        self.state.debounce("publish", self.publish_open)
+        self.state.debounce("publish", self.publish_open, delay_ms=RESULTS_PUBLISH_MS)
         scheduler = self.state.scheduler
         if scheduler.offline or not scheduler.results:
             return
@@ -220,6 +239,9 @@ class CitelspServer(LanguageServer):
         self.state.apply_settings(settings)
         await self.state.scheduler.configure(settings)
         self._unreachable_streak = 0
+        refs = wanted_references(self.state.corpus, *(self.state.focus or (None, None)))
+        if refs:
+            self.state.run_task(self.state.scheduler.want(refs), "verify")
         if settings.offline:
             self.tell_offline(OFFLINE_MESSAGE)
 
@@ -283,7 +305,6 @@ def create_server() -> CitelspServer:
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:
         await ls.pull_configuration()
         ls.publish_open()
-        ls.schedule_verification()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CitelspServer,

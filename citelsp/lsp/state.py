@@ -13,7 +13,9 @@ import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 
+from citelsp.checks import problems_for
 from citelsp.config import Settings
+from citelsp.documents.model import Problem
 from citelsp.documents.project import Corpus
 from citelsp.lsp.findings import Findings
 from citelsp.lsp.verification import Progress, Scheduler
@@ -33,6 +35,16 @@ class ServerState:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._last_run: dict[str, float] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._local: dict[str, tuple[int, list[Problem]]] = {}
+
+    def local_problems(self, uri: str) -> list[Problem]:
+        """Local findings of one document, recomputed only when the corpus changed."""
+        memo = self._local.get(uri)
+        if memo is not None and memo[0] == self.corpus.generation:
+            return memo[1]
+        problems = problems_for(self.corpus, uri)
+        self._local[uri] = (self.corpus.generation, problems)
+        return problems
 
     @property
     def root(self) -> Path:

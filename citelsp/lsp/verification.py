@@ -22,7 +22,7 @@ from citelsp.resolution.resolve import Resolution
 
 log = logging.getLogger(__name__)
 
-WORKERS = 8
+WORKERS = 16
 
 
 class Progress:
@@ -89,7 +89,8 @@ class Scheduler:
 
         Work for identities no longer wanted (a deleted or edited entry) is cancelled.
         """
-        if self.engine is None:
+        engine = self.engine
+        if engine is None:
             return
         ordered: dict[str, Reference] = {}
         for ref in refs:
@@ -106,7 +107,9 @@ class Scheduler:
                 continue
             if n % 50 == 0:
                 await asyncio.sleep(0)  # keep handlers responsive on big libraries
-            cached = await self.engine.cached(ref)
+                if self.engine is not engine:
+                    return  # reconfigured or shut down meanwhile
+            cached = await engine.cached(ref)
             if cached is not None:
                 self.results[identity] = cached
                 fresh_cached = True

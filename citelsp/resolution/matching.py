@@ -208,7 +208,7 @@ def judge_title_search(work: Work, candidates: Sequence[Record]) -> TitleJudgeme
         return TitleJudgement(generic=True)
     accepted: list[tuple[int, int, Record]] = []
     conflicts: list[FieldConflict] = []
-    near: list[tuple[float, int, Record]] = []
+    inexact: list[tuple[int, Record, list[str]]] = []
     for index, record in enumerate(candidates):
         variants = _variants(record, with_short=False)
         if _exact_title(title, variants):
@@ -217,11 +217,16 @@ def judge_title_search(work: Work, candidates: Sequence[Record]) -> TitleJudgeme
                 conflicts.extend(c for c in rejected if c not in conflicts)
             else:
                 accepted.append((-_agreement(work, record), index, record))
-        elif not has_han(title):
+        else:
+            inexact.append((index, record, variants))
+    if accepted:
+        # Near matches only matter when nothing matched; scoring them is the costly part.
+        return TitleJudgement(min(accepted, key=lambda t: t[:2])[2])
+    near: list[tuple[float, int, Record]] = []
+    if not has_han(title):
+        for index, record, variants in inexact:
             ratio, _ = _best_ratio(title, [v for v in variants if not has_han(v)])
             if ratio >= SIMILARITY_FLOOR:
                 near.append((-ratio, index, record))
     near_matches = tuple(r for _, _, r in sorted(near, key=lambda t: t[:2]))
-    if accepted:
-        return TitleJudgement(min(accepted, key=lambda t: t[:2])[2], (), near_matches)
     return TitleJudgement(None, tuple(conflicts), near_matches)

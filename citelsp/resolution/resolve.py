@@ -48,6 +48,8 @@ RESOLVERS = (
     "chinese_literature",
 )
 TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar")
+RETRACTION_SOURCES = ("crossref", "openalex")
+"""Where retraction status comes from: Crossref ``updated-by``/``update-to``, OpenAlex."""
 ARXIV_RECHECK_DELAY_S = 3.0
 LABELS = {
     "crossref": "Crossref",
@@ -113,8 +115,16 @@ async def ask(ctx: Context, resolver: str, form: str, query: str,
         return Asked(None)
     answer = await call()
     if ctx.cache is not None and not isinstance(answer, Unreachable):
-        ctx.cache.put(resolver, form, query, answer)
+        ctx.cache.put(resolver, form, query, answer, kind=_cache_kind(resolver, form, answer))
     return Asked(answer, False, datetime.now(UTC), 0.0)
+
+
+def _cache_kind(resolver: str, form: str, answer: Answer) -> str | None:
+    """A record of the cited DOI from a retraction source carries retraction status, which
+    lives 30 days rather than a record's 90 (DESIGN.md §8)."""
+    if form == "doi" and resolver in RETRACTION_SOURCES and isinstance(answer, Found):
+        return "retraction"
+    return None
 
 
 class _Run:
@@ -161,7 +171,9 @@ class _Run:
                      details={"searchable": searchable})
 
     def matched(self) -> Outcome | None:
-        return next((o for o in self.outcomes.values() if o.status == "matched"), None)
+        """The first match in ``RESOLVERS`` order, so reports do not depend on timing."""
+        found = (self.outcomes.get(name) for name in RESOLVERS)
+        return next((o for o in found if o is not None and o.status == "matched"), None)
 
     def offline_skip(self, resolver: str) -> None:
         self.skip(resolver, "offline: no cached answer")
@@ -200,7 +212,8 @@ class _Run:
     def resolution(self) -> Resolution:
         ages = [a.age_days for a in self.asked if a.from_cache and a.age_days is not None]
         retraction = next(
-            (r for rec in self.records.values() for r in rec.retractions), None
+            (r for name in RESOLVERS if (rec := self.records.get(name)) is not None
+             for r in rec.retractions), None
         )
         return Resolution(
             key=self.ref.key,
@@ -320,7 +333,8 @@ class _Run:
         auth = self.authoritative
         if auth in ("doi_registry", "chinese_literature") or self.records:
             return
-        missing = [o for o in self.outcomes.values() if o.details.get("answer") == "not_found"]
+        missing = [o for name in RESOLVERS if (o := self.outcomes.get(name)) is not None
+                   and o.details.get("answer") == "not_found"]
         if not missing:
             return
         source = self.ctx.sources.doi_registry
