@@ -1,14 +1,26 @@
-"""Local checks: everything citelsp can say without the network (DESIGN.md §3)."""
+"""Local checks: everything citelsp can say without the network (DESIGN.md §3).
+
+The checks that look only at bibliographies (duplicate keys and works, invalid identifiers)
+are remembered per bibliography and its co-used siblings, so an edit of a manuscript does
+not re-read a 10,000-entry library; identifiers are remembered per reference, so an edit of
+the library re-reads only the entries the parser built again.
+"""
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 
+from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.project import Corpus
 from citelsp.documents.text import cheap_title_key, normalize_title
-from citelsp.resolution.identifiers import identifiers_of
+from citelsp.resolution.identifiers import ReferenceIds, identifiers_of
+
+_IDENTIFIERS: weakref.WeakKeyDictionary[Reference, ReferenceIds] = weakref.WeakKeyDictionary()
+_BIBLIOGRAPHY_MEMO: dict[str, tuple[tuple[weakref.ref, ...], list[Problem]]] = {}
+"""uri → (the bibliography and its siblings, by weak reference; their findings)."""
 
 
 def problems_for(corpus: Corpus, uri: str) -> list[Problem]:
@@ -26,23 +38,44 @@ def problems_for(corpus: Corpus, uri: str) -> list[Problem]:
 
 def bibliography_problems(corpus: Corpus, bib: Bibliography) -> list[Problem]:
     users = corpus.manuscripts_using(bib.uri)
-    siblings = _sibling_references(corpus, bib, users)
-    return (
+    with paused_gc():  # thousands of small lists must not trigger full collections
+        return (
+            _entry_problems(bib, _siblings(corpus, bib, users))
+            + detect_orphans(corpus, bib, users)
+        )
+
+
+def _entry_problems(bib: Bibliography, bibliographies: list[Bibliography]) -> list[Problem]:
+    """Findings about ``bib``'s entries alone, recomputed only when a bibliography changed."""
+    memo = _BIBLIOGRAPHY_MEMO.get(bib.uri)
+    if memo is not None and len(memo[0]) == len(bibliographies) and all(
+        ref() is b for ref, b in zip(memo[0], bibliographies, strict=True)
+    ):
+        return list(memo[1])
+    siblings = [r for b in bibliographies for r in b.references]
+    problems = (
         detect_duplicate_keys(bib, siblings)
         + detect_duplicate_works(bib, siblings)
         + detect_invalid_identifiers(bib)
-        + detect_orphans(corpus, bib, users)
     )
+    _BIBLIOGRAPHY_MEMO[bib.uri] = (tuple(weakref.ref(b) for b in bibliographies), problems)
+    return list(problems)
 
 
-def _sibling_references(corpus: Corpus, bib: Bibliography, users: list[Manuscript]
-                        ) -> list[Reference]:
-    """References used together with ``bib``'s: its own plus those of co-used bibliographies."""
+def _siblings(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Bibliography]:
+    """``bib`` first, then the bibliographies used together with it."""
     seen = {bib.uri: bib}
     for m in users:
         for other in corpus.bibliographies_for(m):
             seen.setdefault(other.uri, other)
-    return [r for b in seen.values() for r in b.references]
+    return list(seen.values())
+
+
+def _identifiers(ref: Reference) -> ReferenceIds:
+    ids = _IDENTIFIERS.get(ref)
+    if ids is None:
+        ids = _IDENTIFIERS[ref] = identifiers_of(ref)
+    return ids
 
 
 def detect_dangling_citations(corpus: Corpus, manuscript: Manuscript) -> list[Problem]:
@@ -91,7 +124,7 @@ def detect_duplicate_works(bib: Bibliography, siblings: Iterable[Reference]) -> 
     siblings = list(siblings)
     groups: dict[tuple[str, str], list[Reference]] = defaultdict(list)
     for r in siblings:
-        ids = identifiers_of(r)
+        ids = _identifiers(r)
         if ids.doi is not None:
             groups[("DOI", ids.doi.value)].append(r)
         if ids.arxiv is not None:
@@ -134,7 +167,7 @@ def detect_duplicate_works(bib: Bibliography, siblings: Iterable[Reference]) -> 
 def detect_invalid_identifiers(bib: Bibliography) -> list[Problem]:
     problems = []
     for r in bib.references:
-        for p in identifiers_of(r).problems:
+        for p in _identifiers(r).problems:
             if p.code != "INVALID_IDENTIFIER":
                 continue
             problems.append(Problem(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -65,6 +66,8 @@ class Seen(NamedTuple):
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    at: float = 0.0
+    """``time.monotonic()`` when the request arrived (pacing tests compare these)."""
 
     @property
     def decoded_path(self) -> str:
@@ -97,7 +100,10 @@ class Route:
 class ApiServer:
     """The loopback API server; ``start()`` it, ``stop()`` it (or use it as a context manager)."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        """``host`` is a loopback address; two servers on 127.0.0.1 and 127.0.0.2 are two hosts
+        to the client's per-host pacing."""
+        self.host = host
         self.routes: list[Route] = []
         self.requests: list[Seen] = []
         self.unmatched: list[Seen] = []
@@ -110,7 +116,7 @@ class ApiServer:
 
     def start(self) -> ApiServer:
         self._stopping.clear()
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server((self.host, 0), _Handler)
         self._httpd.api = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -135,7 +141,7 @@ class ApiServer:
     def base_url(self) -> str:
         if self._httpd is None:
             raise RuntimeError("ApiServer is not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://{self.host}:{self._httpd.server_address[1]}"
 
     def url_for(self, endpoint: str) -> str:
         return self.base_url + PREFIXES[endpoint]
@@ -325,6 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
             dict(parse_qsl(parts.query, keep_blank_values=True)),
             {k.lower(): v for k, v in self.headers.items()},
             body,
+            time.monotonic(),
         )
         route = api._route(seen)
         api._wait(api.delay)

@@ -166,5 +166,18 @@ def test_cheap_title_key_agrees_with_decoding(raw, plain):
     assert cheap_title_key(raw) == cheap_title_key(latex_decode(raw)) == cheap_title_key(plain)
 
 
+@pytest.mark.parametrize(
+    "rich",
+    [
+        '<i>Deep</i> learning &amp; <span class="nocase">more</span>',
+        "CO<sub>2</sub> &eacute;missions",
+        'Efficient <mml:math><mml:mi>k</mml:mi><mml:annotation encoding="tex">k</mml:annotation>'
+        "</mml:math>-means",
+    ],
+)
+def test_cheap_title_key_agrees_with_markup_cleaning(rich):
+    assert cheap_title_key(rich) == cheap_title_key(clean_markup(rich))
+
+
 def test_cheap_title_key_separates_different_titles():
     assert cheap_title_key("Deep learning") != cheap_title_key("Deep earning")

@@ -173,7 +173,8 @@ def _reparse(uri: str, last: _LastParse, text: str, macros: _Macros) -> list[_Ch
         lo=kept_before,
         key=lambda c: old.rfind("\n", 0, c.base.offset) >= same_end,
     )
-    before, changed, after = chunks[:kept_before], chunks[kept_before:kept_after], chunks[kept_after:]
+    before, after = chunks[:kept_before], chunks[kept_after:]
+    changed = chunks[kept_before:kept_after]
     for chunk in before:
         if chunk.strings:
             _define_strings(chunk, macros)

@@ -198,11 +198,15 @@ class Reference:
         fields: dict[str, Field],
         csl: dict | None = None,
     ) -> None:
-        self.key, self.uri, self.source_format, self.entry_type = key, uri, source_format, entry_type
-        self.fields, self.csl, self._base = fields, csl, _ABSOLUTE
-        self._key_start, self._key_end, self._start, self._end = (
-            key_span.start, key_span.end, span.start, span.end
-        )  # fmt: skip
+        self.key = key
+        self.uri = uri
+        self.source_format = source_format
+        self.entry_type = entry_type
+        self.fields = fields
+        self.csl = csl
+        self._base = _ABSOLUTE
+        self._key_start, self._key_end = key_span.start, key_span.end
+        self._start, self._end = span.start, span.end
 
     @classmethod
     def relative(
@@ -220,9 +224,15 @@ class Reference:
     ) -> Reference:
         """A reference whose offsets count from ``base.offset`` (its fields' base too)."""
         self = cls.__new__(cls)
-        self.key, self.uri, self.source_format, self.entry_type = key, uri, source_format, entry_type
-        self.fields, self.csl, self._base = fields, None, base
-        self._key_start, self._key_end, self._start, self._end = key_start, key_end, start, end
+        self.key = key
+        self.uri = uri
+        self.source_format = source_format
+        self.entry_type = entry_type
+        self.fields = fields
+        self.csl = None
+        self._base = base
+        self._key_start, self._key_end = key_start, key_end
+        self._start, self._end = start, end
         return self
 
     @property

@@ -20,6 +20,14 @@ _LATEX_TRIGGERS = frozenset("\\{}~$")
 _BRACES = re.compile(r"[{}]")
 _ESCAPED_CHAR = re.compile(r"\\([&%$#_{}~^])")
 _BARE_PERCENT = re.compile(r"(?<!\\)%")
+_SIMPLE_ESCAPE = re.compile(r"\\[&%#_]")
+
+
+def _only_grouping(s: str) -> bool:
+    """Only grouping braces, ``~`` and ``\\&``-style escapes: decodable without a parser
+    (most titles in large libraries look like this, e.g. ``{BERT}: Pre-training``)."""
+    return ("$" not in s and "``" not in s and "''" not in s
+            and "\\" not in _SIMPLE_ESCAPE.sub("", s))
 
 
 def collapse_whitespace(s: str) -> str:
@@ -46,6 +54,9 @@ def latex_decode(s: str) -> str:
     """
     if _LATEX_TRIGGERS.isdisjoint(s):
         return collapse_whitespace(_dashes(s))
+    if _only_grouping(s):
+        plain = _BRACES.sub("", _SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s))
+        return collapse_whitespace(_dashes(plain.replace("~", " ")))
     try:
         # A bare "%" in a field is a percent sign to its author, not a LaTeX comment.
         decoded = _latex_converter().latex_to_text(_BARE_PERCENT.sub(r"\\%", s))
@@ -103,14 +114,24 @@ def titles_equal(a: str, b: str) -> bool:
     return bool(acr_a) and acr_a == normalize_title_acronym(b)
 
 
-def title_similarity(a: str, b: str) -> float:
+def title_similarity(a: str, b: str, floor: float = 0.0) -> float:
     """Max of SequenceMatcher ratios over the base and acronym forms; the acronym pre-pass
-    can only raise a score (seed 004 §0.1, F4)."""
-    base = difflib.SequenceMatcher(None, normalize_title(a), normalize_title(b)).ratio()
-    acronym = difflib.SequenceMatcher(
-        None, normalize_title_acronym(a), normalize_title_acronym(b)
-    ).ratio()
-    return max(base, acronym)
+    can only raise a score (seed 004 §0.1, F4).
+
+    With ``floor``, a pair whose cheap upper bounds are already below it scores 0.0 without
+    the full comparison: scores at or above ``floor`` are exact, lower ones only "below".
+    """
+    return max(
+        _ratio(normalize_title(a), normalize_title(b), floor),
+        _ratio(normalize_title_acronym(a), normalize_title_acronym(b), floor),
+    )
+
+
+def _ratio(a: str, b: str, floor: float) -> float:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    if floor and (matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor):
+        return 0.0
+    return matcher.ratio()
 
 
 def is_generic_title(s: str) -> bool:

@@ -20,8 +20,10 @@ from citelsp.lsp.state import ServerState
 from citelsp.lsp.verification import Progress, wanted_references
 from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
+from citelsp.reports.rows import SEVERITY_PRIORITY
 from citelsp.spans import Span
 from citelsp.verdict.decisions import Decision, PermanentRejection
+from citelsp.verdict.placement import shown
 
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
@@ -104,6 +106,8 @@ class CitelspServer(LanguageServer):
         self._unreachable_streak = 0
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
+        self._published: dict[str, tuple] = {}
+        """What each document was last published from; unchanged documents are skipped."""
 
     # -- conversions ------------------------------------------------------------------------
 
@@ -146,16 +150,21 @@ class CitelspServer(LanguageServer):
         doc = self.state.corpus.documents.get(uri)
         if doc is None:
             return
-        index = line_index(uri, doc.text)
-        diagnostics = []
-        found = list(self.state.local_problems(uri))
+        min_priority = self.state.settings.min_priority
+        local = self.state.local_problems(uri)
         try:
-            found += self.state.findings.problems_for(
-                self.state.corpus, doc, self.state.settings.min_priority
-            )
+            verification = self.state.findings.problems_for(self.state.corpus, doc, min_priority)
         except Exception:  # verification display must never hide the local checks
             log.exception("cannot show verification results for %s", uri)
-        for problem in found:
+            verification = []
+        signature = (doc.text, id(local), min_priority, verification)
+        if self._published.get(uri) == signature:
+            return  # nothing changed for this document: don't re-send thousands of hints
+        self._published[uri] = signature
+        index = line_index(uri, doc.text)
+        diagnostics = []
+        for problem in [p for p in local if shown(SEVERITY_PRIORITY[p.severity], min_priority)
+                        ] + verification:
             try:
                 diagnostics.append(lsp_diagnostic(
                     problem, lsp_range(index, problem.span, self.encoding), self.range_for
@@ -179,7 +188,8 @@ class CitelspServer(LanguageServer):
     async def _publish_all(self) -> None:
         while True:
             self._publish_again = False
-            for uri in list(self.state.corpus.open_uris):
+            focus = self.state.focus[0] if self.state.focus else None
+            for uri in sorted(self.state.corpus.open_uris, key=lambda u: u != focus):
                 self.publish(uri)
                 await asyncio.sleep(0)
             if not self._publish_again:
@@ -339,6 +349,7 @@ def create_server() -> CitelspServer:
     def did_close(ls: CitelspServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.state.corpus.close(uri)
+        ls._published.pop(uri, None)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
@@ -379,6 +390,11 @@ def create_server() -> CitelspServer:
         corpus = ls.state.corpus
         if isinstance(doc, Manuscript):
             citation = corpus.citation_at(doc, offset)
+            if citation is None and doc.inline is not None:
+                entry = corpus.reference_at(doc.inline, offset)
+                if entry is not None:
+                    return hover.lsp_hover(ls.hover_text(entry),
+                                           ls.range_for(doc.uri, entry.key_span))
             if citation is None or citation.wildcard:
                 return None
             refs = corpus.resolve(doc, citation).references

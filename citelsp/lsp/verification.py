@@ -49,6 +49,8 @@ class Scheduler:
         self._done = 0
         self._total = 0
         self.offline = False
+        self._want_lock = asyncio.Lock()
+        self._wanted: list[Reference] = []
         self.latest: Resolution | None = None
         """The last resolution that arrived from the network (for outage detection)."""
 
@@ -76,11 +78,18 @@ class Scheduler:
         return identity
 
     def result_for(self, ref: Reference) -> Resolution | None:
-        return self.results.get(self.identity(ref))
+        """The resolution of ``ref``, if ``want`` has seen this reference object.
+
+        Never computes an identity itself (that decodes the entry): publishing a 10,000-entry
+        library must not decode it. An edited entry is a new object, so its old verdict is
+        gone at once and comes back when the background pass has looked at it.
+        """
+        identity = self._identities.get(ref)
+        return self.results.get(identity) if identity is not None else None
 
     def pending(self, ref: Reference) -> bool:
-        identity = self.identity(ref)
-        return identity in self._queued or identity in self._running
+        identity = self._identities.get(ref)
+        return identity is not None and (identity in self._queued or identity in self._running)
 
     # -- scheduling ------------------------------------------------------------------------
 
@@ -89,11 +98,21 @@ class Scheduler:
 
         Work for identities no longer wanted (a deleted or edited entry) is cancelled.
         """
+        self._wanted = refs = list(refs)
+        async with self._want_lock:  # one pass at a time; a newer request supersedes
+            if refs is self._wanted:
+                await self._want(refs)
+
+    async def _want(self, refs: list[Reference]) -> None:
         engine = self.engine
         if engine is None:
             return
         ordered: dict[str, Reference] = {}
-        for ref in refs:
+        for n, ref in enumerate(refs):
+            if n % 100 == 99:
+                await asyncio.sleep(0)  # identities decode titles: stay responsive
+                if self.engine is not engine:
+                    return
             ordered.setdefault(self.identity(ref), ref)
         for identity in [i for i in self._queued if i not in ordered]:
             self._queued.pop(identity, None)
@@ -113,6 +132,8 @@ class Scheduler:
             if cached is not None:
                 self.results[identity] = cached
                 fresh_cached = True
+                if n % 200 == 199:
+                    self._on_results()  # show cached verdicts as they come
                 continue
             if self.offline:
                 continue

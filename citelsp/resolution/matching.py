@@ -136,10 +136,11 @@ def _variants(record: Record, *, with_short: bool) -> list[str]:
     return [t for i, t in enumerate(seen) if t and t not in seen[:i]]
 
 
-def _best_ratio(title: str, variants: Sequence[str]) -> tuple[float, str | None]:
+def _best_ratio(title: str, variants: Sequence[str], floor: float = 0.0
+                ) -> tuple[float, str | None]:
     best, best_variant = 0.0, None
     for v in variants:
-        ratio = title_similarity(title, v)
+        ratio = title_similarity(title, v, floor)
         if ratio > best:
             best, best_variant = ratio, v
     return best, best_variant
@@ -195,7 +196,8 @@ def _agreement(work: Work, record: Record) -> int:
     return score
 
 
-def judge_title_search(work: Work, candidates: Sequence[Record]) -> TitleJudgement:
+def judge_title_search(work: Work, candidates: Sequence[Record], *, with_near: bool = True
+                       ) -> TitleJudgement:
     """Examine every candidate; match only an exact normalized title without conflicts.
 
     Among several acceptable exact-title candidates, the one whose year and first author
@@ -222,11 +224,21 @@ def judge_title_search(work: Work, candidates: Sequence[Record]) -> TitleJudgeme
     if accepted:
         # Near matches only matter when nothing matched; scoring them is the costly part.
         return TitleJudgement(min(accepted, key=lambda t: t[:2])[2])
+    near = near_matches(work, [r for _, r, _ in inexact]) if with_near else ()
+    return TitleJudgement(None, tuple(conflicts), near)
+
+
+def near_matches(work: Work, candidates: Sequence[Record]) -> tuple[Record, ...]:
+    """Non-exact candidates with ratio ≥ 0.70, best first: "did you mean", never a match."""
+    title = (work.title or "").strip()
+    if not title or has_han(title) or is_generic_title(title):
+        return ()
     near: list[tuple[float, int, Record]] = []
-    if not has_han(title):
-        for index, record, variants in inexact:
-            ratio, _ = _best_ratio(title, [v for v in variants if not has_han(v)])
-            if ratio >= SIMILARITY_FLOOR:
-                near.append((-ratio, index, record))
-    near_matches = tuple(r for _, _, r in sorted(near, key=lambda t: t[:2]))
-    return TitleJudgement(None, tuple(conflicts), near_matches)
+    for index, record in enumerate(candidates):
+        variants = _variants(record, with_short=False)
+        if _exact_title(title, variants):
+            continue
+        ratio, _ = _best_ratio(title, [v for v in variants if not has_han(v)], SIMILARITY_FLOOR)
+        if ratio >= SIMILARITY_FLOOR:
+            near.append((-ratio, index, record))
+    return tuple(r for _, _, r in sorted(near, key=lambda t: t[:2]))

@@ -23,7 +23,12 @@ from citelsp.resolution.identifiers import (
     doi_prefix,
     identifiers_of,
 )
-from citelsp.resolution.matching import IdJudgement, judge_identifier_record, judge_title_search
+from citelsp.resolution.matching import (
+    IdJudgement,
+    judge_identifier_record,
+    judge_title_search,
+    near_matches,
+)
 from citelsp.resolution.outcome import (
     Agency,
     Answer,
@@ -142,6 +147,9 @@ class _Run:
         self.agency: str | None = None
         self.authoritative: str | None = None
         self.incomplete = False
+        self.candidates: dict[str, tuple[Record, ...]] = {}
+        """Title-search candidates by resolver; scored for near matches only if nothing
+        matched (scoring every miss would dominate the cost of a cached reopen)."""
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -194,7 +202,21 @@ class _Run:
             await self.title_searches()
         for name in RESOLVERS:
             self.skip(name, self.not_asked_reason(name))
+        if self.matched() is None:
+            self.find_near_matches()
         return self.resolution()
+
+    def find_near_matches(self) -> None:
+        for resolver, candidates in self.candidates.items():
+            outcome = self.outcomes.get(resolver)
+            if outcome is None or outcome.status != "unmatched" or not candidates:
+                continue
+            near = near_matches(self.work, candidates)
+            if near:
+                outcome.near_matches = near
+                outcome.summary = outcome.summary.replace(
+                    f"no exact title among {len(candidates)} candidates",
+                    f"no exact title; closest: {_quote(near[0].title)}")
 
     def not_asked_reason(self, name: str) -> str:
         if (m := self.matched()) is not None:
@@ -459,7 +481,8 @@ class _Run:
                          asked)
             return
         candidates = answer.records if isinstance(answer, Found) else ()
-        judgement = judge_title_search(self.work, candidates)
+        judgement = judge_title_search(self.work, candidates, with_near=False)
+        self.candidates[resolver] = candidates
         search_url = _search_url(resolver, query)
         keep_reason = previous.reason if previous is not None else None
         if judgement.match is not None:
@@ -472,8 +495,6 @@ class _Run:
         elif judgement.conflicts:
             why = "exact title found, but " + "; ".join(
                 f"{c.field} {c.cited!r} vs {c.found!r}" for c in judgement.conflicts)
-        elif judgement.near_matches:
-            why = f"no exact title; closest: {_quote(judgement.near_matches[0].title)}"
         else:
             why = f"no exact title among {len(candidates)} candidates"
         self.set(resolver, "unmatched", "title", f"{before}title search: {why}", asked,

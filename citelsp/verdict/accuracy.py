@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from citelsp.documents.model import Person, Work
 from citelsp.documents.text import cn_titles_equal, has_han, titles_equal
@@ -184,11 +185,13 @@ def _alias_groups(words: list[str]) -> set[int]:
     }
 
 
+@lru_cache(maxsize=8192)
 def is_preprint_venue(venue: str) -> bool:
     words = _fold(venue).split()
     return any(_contains(words, p.split()) for p in PREPRINT_VENUES)
 
 
+@lru_cache(maxsize=16384)
 def venues_agree(a: str, b: str) -> bool:
     """Containment, initials, word-prefix abbreviation or a shared alias group."""
     wa, wb = _venue_words(a), _venue_words(b)
