@@ -165,7 +165,7 @@ def _reparse(uri: str, last: _LastParse, text: str, macros: _Macros) -> list[_Ch
     same_start = _common_prefix(old, text)
     same_end = len(old) - _common_suffix(old, text, min(len(old), len(text)) - same_start)
     # Chunks that end before the change keep their text and their boundaries.
-    kept_before = max(bisect.bisect_left(chunks, same_start, key=_start) - 1, 0)
+    kept_before = max(bisect.bisect_left(chunks, same_start, key=_chunk_start) - 1, 0)
     # Chunks whose whole line, from the line break before it, lies after the change.
     kept_after = bisect.bisect_left(
         chunks,
@@ -194,7 +194,7 @@ def _reparse(uri: str, last: _LastParse, text: str, macros: _Macros) -> list[_Ch
     return [*before, *middle, *after]
 
 
-def _start(chunk: _Chunk) -> int:
+def _chunk_start(chunk: _Chunk) -> int:
     return chunk.base.offset
 
 
@@ -203,8 +203,9 @@ def _read_chunks(
 ) -> Iterator[_Chunk]:
     """The chunks of ``text[start:end]``, which starts at a chunk or at the text's start;
     a chunk whose text is in ``reusable`` is taken from there (once) and moved."""
-    starts = _chunk_starts(text, start, end)  # no chunk at all leaves ``end`` unpaired
-    for offset, stop in zip(starts, [*starts[1:], end], strict=False):
+    starts = _chunk_starts(text, start, end)
+    ends = [*starts[1:], end] if starts else []
+    for offset, stop in zip(starts, ends, strict=True):
         chunk_text = text[offset:stop]
         seen = reusable.get(chunk_text)
         if seen:
@@ -229,7 +230,7 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
     macro expansions changed; the chunk itself when nothing changed."""
     built: list[_Built | None] = []
     changed = False
-    for block, before in zip(chunk.blocks, chunk.built, strict=True):
+    for block, known in zip(chunk.blocks, chunk.built, strict=True):
         kind = block.kind
         if kind == "entry":
             expansions = (
@@ -237,12 +238,12 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
                 if block.uses_macros
                 else ()
             )
-            if before is None or before.expansions != expansions:
-                before = _Built(_reference(uri, block, chunk.base, expansions), expansions)
+            if known is None or known.expansions != expansions:
+                known = _Built(_reference(uri, block, chunk.base, expansions), expansions)
                 changed = True
         elif kind == "string":
             _define(block, macros)
-        built.append(before)
+        built.append(known)
     if not changed:
         return chunk
     return chunk._replace(
@@ -275,6 +276,9 @@ def _problems(chunk: _Chunk) -> list[Problem]:
     ]
 
 
+_COMPARE_BLOCK = 1 << 14
+
+
 def _common_prefix(a: str, b: str) -> int:
     """Length of the common prefix, compared a block at a time (a 2 MB library in < 1 ms)."""
     n, i, step = min(len(a), len(b)), 0, _COMPARE_BLOCK
@@ -297,9 +301,6 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
         else:
             step //= 2
     return i
-
-
-_COMPARE_BLOCK = 1 << 14
 
 
 @contextmanager
