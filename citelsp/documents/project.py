@@ -96,6 +96,7 @@ class Corpus:
     def close(self, uri: str) -> None:
         self.generation += 1
         self.open_uris.discard(uri)
+        self._disk.pop(uri, None)  # the disk copy may share objects re-based to the buffer
         self.documents.pop(uri, None)
 
     def get(self, uri: str) -> Document | None:

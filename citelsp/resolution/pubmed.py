@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from citelsp.config import Settings
 from citelsp.resolution import records as r
@@ -37,10 +38,24 @@ class Summary:
     doc: Mapping[str, Any]
 
 
+def _quoted(value: str) -> str:
+    """A phrase for a search field; a quote inside would end the phrase early."""
+    return '"' + " ".join(value.replace('"', " ").split()) + '"'
+
+
+def journal_term(journal_ta: str) -> str:
+    """``"TA"[ta]``: every PubMed record of one journal (seed 001 §4b coverage)."""
+    return f"{_quoted(journal_ta)}[ta]"
+
+
 def coordinate_term(journal_ta: str, volume: str, first_page: str) -> str:
     """``"TA"[ta] AND vol[vi] AND page[pg]`` (seed 001 §4c)."""
-    ta = journal_ta.replace('"', " ").strip()
-    return f'"{ta}"[ta] AND {volume.strip()}[vi] AND {first_page.strip()}[pg]'
+    return f"{journal_term(journal_ta)} AND {volume.strip()}[vi] AND {first_page.strip()}[pg]"
+
+
+def author_year_term(journal_ta: str, first_author: str, year: int) -> str:
+    """``"TA"[ta] AND "Family I"[1au] AND year[dp]``: only when volume or page is missing."""
+    return f"{journal_term(journal_ta)} AND {_quoted(first_author)}[1au] AND {year}[dp]"
 
 
 class PubMedClient:
@@ -49,6 +64,11 @@ class PubMedClient:
     def __init__(self, http: HttpClient, settings: Settings) -> None:
         self._http = http
         self._settings = settings
+
+    @property
+    def has_email(self) -> bool:
+        """NCBI asks every caller for an e-mail; without one the PubMed branch is skipped."""
+        return bool(self._settings.ncbi_email)
 
     async def esearch(self, db: str, term: str, retmax: int = 20) -> SearchResult | Unreachable:
         response = await self._get("/esearch.fcgi", {"db": db, "term": term, "retmax": str(retmax)})
@@ -86,11 +106,21 @@ class PubMedClient:
     async def _get(self, path: str, params: dict[str, str]) -> HttpResponse | Unreachable:
         if not self._settings.ncbi_email:
             return Unreachable("no NCBI e-mail configured (citelsp.ncbiEmail / CITELSP_NCBI_EMAIL)")
-        query = {**params, "retmode": "json", "tool": TOOL, "email": self._settings.ncbi_email}
+        email = self._settings.ncbi_email
+        query = {**params, "retmode": "json", "tool": TOOL, "email": email}
         response = await self._http.get(ENDPOINT, path, params=query)
-        if isinstance(response, Unreachable) or 200 <= response.status < 300:
+        if isinstance(response, Unreachable):
+            return Unreachable(_without(response.reason, email))
+        if 200 <= response.status < 300:
             return response
         return r.unexpected("NCBI", response)
+
+
+def _without(reason: str, email: str) -> str:
+    """A refused request names its URL, whose query carries the e-mail (perhaps encoded)."""
+    for form in (email, quote(email, safe=""), quote_plus(email)):
+        reason = reason.replace(form, "[email]")
+    return reason
 
 
 def _search_result(body: Any, retmax: int) -> SearchResult:

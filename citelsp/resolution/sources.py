@@ -11,6 +11,7 @@ from citelsp.resolution.datacite import DataCiteClient
 from citelsp.resolution.doi_registry import DoiRegistryClient
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.openalex import OpenAlexClient
+from citelsp.resolution.pubmed import PubMedClient
 from citelsp.resolution.semantic_scholar import SemanticScholarClient
 
 
@@ -22,6 +23,7 @@ class Sources:
     arxiv: ArxivClient
     datacite: DataCiteClient
     doi_registry: DoiRegistryClient
+    pubmed: PubMedClient
 
     @classmethod
     def create(cls, http: HttpClient, settings: Settings) -> Sources:
@@ -32,4 +34,5 @@ class Sources:
             arxiv=ArxivClient(http, settings),
             datacite=DataCiteClient(http, settings),
             doi_registry=DoiRegistryClient(http, settings),
+            pubmed=PubMedClient(http, settings),
         )
