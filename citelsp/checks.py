@@ -19,6 +19,7 @@ from citelsp.documents.text import cheap_title_key, normalize_title
 from citelsp.resolution.identifiers import ReferenceIds, identifiers_of
 
 _IDENTIFIERS: weakref.WeakKeyDictionary[Reference, ReferenceIds] = weakref.WeakKeyDictionary()
+_WORK_KEYS: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
 _BIBLIOGRAPHY_MEMO: dict[str, tuple[tuple[weakref.ref, ...], list[Problem]]] = {}
 """uri → (the bibliography and its siblings, by weak reference; their findings)."""
 
@@ -69,6 +70,20 @@ def _siblings(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> lis
         for other in corpus.bibliographies_for(m):
             seen.setdefault(other.uri, other)
     return list(seen.values())
+
+
+def _work_keys(ref: Reference) -> tuple[str | None, str | None, str | None]:
+    """DOI, arXiv id and cheap title fold of one entry, remembered per entry object."""
+    keys = _WORK_KEYS.get(ref)
+    if keys is None:
+        ids = _identifiers(ref)
+        raw = ref.value("title")
+        keys = _WORK_KEYS[ref] = (
+            ids.doi.value if ids.doi is not None else None,
+            ids.arxiv.value.split("v")[0] if ids.arxiv is not None else None,
+            cheap_title_key(raw) if raw else None,
+        )
+    return keys
 
 
 def _identifiers(ref: Reference) -> ReferenceIds:
@@ -123,19 +138,17 @@ def detect_duplicate_works(bib: Bibliography, siblings: Iterable[Reference]) -> 
     """
     siblings = list(siblings)
     groups: dict[tuple[str, str], list[Reference]] = defaultdict(list)
-    for r in siblings:
-        ids = _identifiers(r)
-        if ids.doi is not None:
-            groups[("DOI", ids.doi.value)].append(r)
-        if ids.arxiv is not None:
-            groups[("arXiv id", ids.arxiv.value.split("v")[0])].append(r)
     buckets: dict[str, list[Reference]] = defaultdict(list)
     for r in siblings:
-        raw = r.value("title")
-        if raw and (key := cheap_title_key(raw)):
-            buckets[key].append(r)
+        doi, arxiv, cheap = _work_keys(r)
+        if doi:
+            groups[("DOI", doi)].append(r)
+        if arxiv:
+            groups[("arXiv id", arxiv)].append(r)
+        if cheap:
+            buckets[cheap].append(r)
     for candidates in buckets.values():
-        if len({r.key for r in candidates}) < 2:
+        if len(candidates) < 2 or len({r.key for r in candidates}) < 2:
             continue
         for r in candidates:
             title = r.work.title
@@ -145,6 +158,8 @@ def detect_duplicate_works(bib: Bibliography, siblings: Iterable[Reference]) -> 
     own = {id(r) for r in bib.references}
     flagged: dict[int, Problem] = {}
     for (kind, _value), refs in groups.items():
+        if len(refs) < 2:
+            continue
         keys = sorted({r.key for r in refs})
         if len(keys) < 2:
             continue

@@ -7,6 +7,8 @@ Only ``citelsp.lsp`` converts them to the client's UTF-16 positions.
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 from dataclasses import dataclass
 
 
@@ -30,12 +32,9 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos != -1:
-            self._starts.append(pos + 1)
-            pos = find("\n", pos + 1)
+        lengths = map(operator.add, map(len, text.split("\n")), itertools.repeat(1))
+        self._starts = [0, *itertools.accumulate(lengths)]
+        self._starts.pop()
 
     @property
     def line_count(self) -> int:

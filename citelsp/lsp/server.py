@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
-from citelsp.documents.model import Bibliography, Location, Manuscript, Reference
+from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
 from citelsp.documents.project import Document, uri_to_path
 from citelsp.lsp import actions, cards, commands, completion, hover, navigation
 from citelsp.lsp.diagnostics import lsp_diagnostic
@@ -107,6 +107,7 @@ class CitelspServer(LanguageServer):
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
         self._published: dict[str, tuple] = {}
+        self._converted: dict[str, dict[tuple, types.Diagnostic]] = {}
         """What each document was last published from; unchanged documents are skipped."""
 
     # -- conversions ------------------------------------------------------------------------
@@ -162,18 +163,37 @@ class CitelspServer(LanguageServer):
             return  # nothing changed for this document: don't re-send thousands of hints
         self._published[uri] = signature
         index = line_index(uri, doc.text)
+        previous = self._converted.get(uri, {})
+        converted: dict[tuple, types.Diagnostic] = {}
         diagnostics = []
         for problem in [p for p in local if shown(SEVERITY_PRIORITY[p.severity], min_priority)
                         ] + verification:
             try:
-                diagnostics.append(lsp_diagnostic(
-                    problem, lsp_range(index, problem.span, self.encoding), self.range_for
-                ))
+                diagnostics.append(self._diagnostic(problem, index, previous, converted))
             except Exception:  # one bad finding must not hide the others
                 log.exception("cannot convert %s", problem.code)
+        self._converted[uri] = converted
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
+
+    def _diagnostic(self, problem: Problem, index, previous: dict, converted: dict
+                    ) -> types.Diagnostic:
+        """Convert, reusing last publication's object when the problem and its line did not
+        change (an edit shifts offsets, not most lines: 8,000 hints stay cheap)."""
+        if problem.related:
+            return lsp_diagnostic(problem, lsp_range(index, problem.span, self.encoding),
+                                  self.range_for)
+        line, column = index.position(problem.span.start)
+        end = index.position(problem.span.end)
+        key = (problem.code, problem.message, problem.severity, line, column, end,
+               index.line_text(line))
+        found = previous.get(key) or converted.get(key)
+        if found is None:
+            found = lsp_diagnostic(problem, lsp_range(index, problem.span, self.encoding),
+                                   self.range_for)
+        converted[key] = found
+        return found
 
     def publish_open(self) -> None:
         """Re-publish every open document (a change to one can change another's findings).
@@ -350,6 +370,7 @@ def create_server() -> CitelspServer:
         uri = params.text_document.uri
         ls.state.corpus.close(uri)
         ls._published.pop(uri, None)
+        ls._converted.pop(uri, None)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )

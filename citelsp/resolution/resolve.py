@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from citelsp.documents.model import Reference, Work
-from citelsp.documents.text import has_han
 from citelsp.resolution.cache import AnswerCache
+from citelsp.resolution.chinese_literature import ChineseLiterature
 from citelsp.resolution.identifiers import (
     Identifier,
     ReferenceIds,
@@ -197,9 +197,12 @@ class _Run:
             for name in RESOLVERS:
                 self.skip(name, "nothing to look up: no identifier and no title")
         else:
+            chinese = ChineseLiterature(self, self.ctx.sources.doi_registry,
+                                        self.ctx.sources.pubmed)
             await asyncio.gather(self.arxiv(), self.doi())
-            await self.chinese_literature()
+            await chinese.check_identifier()
             await self.title_searches()
+            await chinese.check_coordinates()
         for name in RESOLVERS:
             self.skip(name, self.not_asked_reason(name))
         if self.matched() is None:
@@ -503,52 +506,6 @@ class _Run:
                  url=search_url, record=previous.record if previous else None,
                  details={"searched": True})
 
-    # -- Chinese literature (seed 001) -------------------------------------------------------
-
-    async def chinese_literature(self) -> None:
-        if not _is_chinese(self.work):
-            self.skip("chinese_literature", "not asked: not Chinese-language literature")
-            return
-        doi = self.ids.doi
-        if doi is None:
-            self.skip("chinese_literature", "no DOI: PubMed coordinates are not checked "
-                      "automatically yet", reason="NO_ISSN_MAPPING")
-            return
-        agency = (self.agency or "").upper()
-        if self.agency is None:
-            self.skip("chinese_literature", "the DOI's registration agency is unknown",
-                      reason="DOI_RA_UNRESOLVED")
-            return
-        if agency not in ("ISTIC", "CNKI"):
-            self.skip("chinese_literature", f"{self.agency} DOI: checked by its own resolver",
-                      reason=None)
-            return
-        source = self.ctx.sources.doi_registry
-        if agency == "ISTIC":
-            csl = await self.ask("doi_registry", "csl", doi.value, lambda: source.csl(doi.value))
-            if isinstance(csl.answer, Found) and csl.answer.records:
-                self.judge_id("chinese_literature", doi, csl.answer, csl, authoritative=True)
-                return
-            if isinstance(csl.answer, Unreachable):
-                self.set("chinese_literature", "unreachable", None,
-                         f"doi.org unreachable: {csl.answer.reason}", csl)
-                return
-        handle = await self.ask("doi_registry", "handle", doi.value,
-                                lambda: source.handle(doi.value))
-        if isinstance(handle.answer, Handle) and not handle.answer.exists:
-            self.refute_doi("chinese_literature", doi, handle,
-                            "the Handle System answers 100 (no such handle)")
-        elif isinstance(handle.answer, Handle):
-            self.set("chinese_literature", "unmatched", "title",
-                     f"{doi.value} exists ({self.agency}) but no machine-readable Chinese title "
-                     "is available: a human must compare the title", handle,
-                     reason="DOI_EXISTS_TITLE_UNVERIFIABLE", url=f"https://doi.org/{doi.value}")
-        elif handle.answer is None:
-            self.offline_skip("chinese_literature")
-        else:
-            self.set("chinese_literature", "unreachable", None,
-                     f"Handle System unreachable: {_why(handle.answer)}", handle)
-
     # -- manual entries ----------------------------------------------------------------------
 
     async def retraction_only(self) -> None:
@@ -560,12 +517,6 @@ class _Run:
         asked = await self.ask("crossref", "doi", doi.value, lambda: source.by_doi(doi.value))
         if isinstance(asked.answer, Found) and asked.answer.records:
             self.records["crossref"] = asked.answer.records[0]
-
-
-def _is_chinese(work: Work) -> bool:
-    language = (work.language or "").casefold()
-    return (has_han(work.title or "") or has_han(work.venue or "")
-            or language.startswith("zh") or language in ("chi", "chinese"))
 
 
 def _quote(title: str | None) -> str:
