@@ -77,6 +77,7 @@ class Corpus:
         self._slug_map: dict[str, str] | None = None
         self._key_indexes: dict[str, tuple[Bibliography, dict[str, list[Reference]]]] = {}
         self.generation = 0
+        self._bibs_for: dict[str, tuple[Manuscript, int, list[Bibliography]]] = {}
         """Bumped on every change a local check could depend on (memo key for findings)."""
 
     # -- documents -------------------------------------------------------------------------
@@ -120,6 +121,7 @@ class Corpus:
             return None
         doc = parse_document(uri, text)
         self._disk[uri] = (mtime, doc)
+        self.generation += 1
         return doc
 
     def invalidate_disk(self, uri: str | None = None) -> None:
@@ -182,7 +184,18 @@ class Corpus:
                         yield entry
 
     def bibliographies_for(self, manuscript: Manuscript) -> list[Bibliography]:
-        """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
+        """Front matter / ``\\bibliography`` first, then the setting, else the workspace.
+
+        Remembered until the corpus changes: hovers and checks ask for it constantly.
+        """
+        memo = self._bibs_for.get(manuscript.uri)
+        if memo is not None and memo[0] is manuscript and memo[1] == self.generation:
+            return memo[2]
+        found = self._find_bibliographies(manuscript)
+        self._bibs_for[manuscript.uri] = (manuscript, self.generation, found)
+        return found
+
+    def _find_bibliographies(self, manuscript: Manuscript) -> list[Bibliography]:
         found: list[Bibliography] = []
         if manuscript.inline is not None:
             found.append(manuscript.inline)

@@ -121,10 +121,12 @@ def title_similarity(a: str, b: str, floor: float = 0.0) -> float:
     With ``floor``, a pair whose cheap upper bounds are already below it scores 0.0 without
     the full comparison: scores at or above ``floor`` are exact, lower ones only "below".
     """
-    return max(
-        _ratio(normalize_title(a), normalize_title(b), floor),
-        _ratio(normalize_title_acronym(a), normalize_title_acronym(b), floor),
-    )
+    base_a, base_b = normalize_title(a), normalize_title(b)
+    acr_a, acr_b = normalize_title_acronym(a), normalize_title_acronym(b)
+    base = _ratio(base_a, base_b, floor)
+    if (acr_a, acr_b) == (base_a, base_b):
+        return base  # no dotted acronyms: the second ratio would be the same
+    return max(base, _ratio(acr_a, acr_b, floor))
 
 
 def _ratio(a: str, b: str, floor: float) -> float:

@@ -58,6 +58,8 @@ class Scheduler:
 
     async def configure(self, settings: Settings) -> None:
         """(Re)create the engine for new settings; answers already known stay."""
+        if self.engine is not None and self.engine.settings == settings:
+            return
         await self.close()
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None

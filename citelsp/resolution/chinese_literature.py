@@ -130,7 +130,7 @@ class JournalBridge:
 @lru_cache(maxsize=1)
 def default_bridge() -> JournalBridge:
     """The packaged table (``citelsp/data/chinese_journals.json``)."""
-    text = resources.files("citelsp").joinpath("data", BRIDGE_FILE).read_text(encoding="utf-8")
+    text = (resources.files("citelsp") / "data" / BRIDGE_FILE).read_text(encoding="utf-8")
     return JournalBridge.from_json(json.loads(text))
 
 
@@ -211,13 +211,13 @@ def coordinates(work: Work, journal_ta: str) -> Coordinates | None:
 
 
 def structural_conflicts(work: Work, journal: Journal, record: Record) -> list[str]:
-    """Where the PubMed candidate disagrees with the citation (or the bridge row's ISSN);
-    a field missing on either side is not a conflict."""
+    """Where the PubMed candidate disagrees with the citation (the bridge row's ISSN stands in
+    for an ISSN the citation lacks); a field missing on either side is not a conflict."""
     conflicts = []
-    ours = {_issn(journal.issn), *(_issn(i) for i in work.issn)}
+    ours = {_issn(i) for i in work.issn or (journal.issn,)}
     theirs = {_issn(i) for i in record.issns}
     if theirs and not theirs & ours:
-        conflicts.append(f"ISSN {journal.issn} vs {', '.join(record.issns)}")
+        conflicts.append(f"ISSN {', '.join(sorted(ours))} vs {', '.join(record.issns)}")
     if work.year is not None and record.years and work.year not in record.years:
         conflicts.append(f"year {work.year} vs {', '.join(map(str, record.years))}")
     if _differs(work.volume, record.volume):
@@ -233,7 +233,7 @@ def _differs(cited: str | None, found: str | None) -> bool:
     return bool(a and b) and a != b
 
 
-def _display_record(record: Record) -> Record:
+def _without_authors(record: Record) -> Record:
     """ISTIC's CSL often folds a whole name into ``given`` and mixes pinyin with Han: its
     authors are for display only (seed 001) and must not become author conflicts."""
     return replace(record, authors=())
@@ -297,10 +297,11 @@ class ChineseLiterature:
             self._out_of_scope(doi)
 
     def _out_of_scope(self, doi: Identifier) -> None:
+        """Another agency's DOI is its own resolver's business; a row only when no identifier
+        lookup (its own resolver's included) matched it."""
         run = self.run
-        own = run.outcomes.get(run.authoritative) if run.authoritative else None
-        if own is not None and own.status == "matched":
-            run.skip(RESOLVER, f"not asked: {run.agency} DOI, matched by {own.resolver}")
+        if (matched := run.matched()) is not None:
+            run.skip(RESOLVER, f"not asked: {run.agency} DOI, matched by {matched.resolver}")
             return
         run.skip(RESOLVER, f"{run.agency} DOI {doi.value}: outside ISTIC and CNKI, and its "
                  "own resolver did not match it; no coordinate fallback for a cited DOI",
@@ -323,7 +324,7 @@ class ChineseLiterature:
     def _judge_istic(self, doi: Identifier, record: Record, asked: Asked) -> None:
         binding, found = bind_title(self.run.work.title, record)
         url = f"https://doi.org/{quote(doi.value, safe='/')}"
-        shown = _display_record(record)
+        shown = _without_authors(record)
         if binding == "match":
             self.run.set(RESOLVER, "matched", "id",
                          f"ISTIC DOI {doi.value} → {_quote(found)} (CSL title equal to the "
@@ -426,9 +427,10 @@ class ChineseLiterature:
         where = f"{journal.nlm_ta}, {query.described}"
         if answer is None:
             run.offline_skip(RESOLVER)
-        elif isinstance(answer, Unreachable):
-            run.set(RESOLVER, "unreachable", None, f"PubMed unreachable: {answer.reason}", asked)
-        elif isinstance(answer, NotFound) or not isinstance(answer, Found):
+        elif not isinstance(answer, Found | NotFound):
+            why = answer.reason if isinstance(answer, Unreachable) else "unexpected answer"
+            run.set(RESOLVER, "unreachable", None, f"PubMed unreachable: {why}", asked)
+        elif isinstance(answer, NotFound) or not answer.records:
             run.set(RESOLVER, "unmatched", "title",
                     f"PubMed indexes {journal.nlm_ta} but has no record at {query.described} "
                     "(not evidence on its own)", asked,
@@ -497,7 +499,7 @@ class ChineseLiterature:
         run.set(RESOLVER, "matched", "title",
                 f"PubMed PMID {unbound.pmid} at {unbound.where}; its DOI {doi} (ISTIC) has "
                 f"the cited Chinese title {_quote(found)}", csl,
-                record=_display_record(answer.records[0]), url=unbound.url)
+                record=_without_authors(answer.records[0]), url=unbound.url)
         return None
 
     async def _search(self, term: str, retmax: int) -> Found | NotFound | Unreachable:
