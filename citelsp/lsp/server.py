@@ -13,7 +13,7 @@ from citelsp import __version__
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
 from citelsp.documents.project import Document, uri_to_path
 from citelsp.lsp import actions, cards, commands, completion, hover, navigation
-from citelsp.lsp.diagnostics import lsp_diagnostic
+from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
 from citelsp.lsp.positions import line_index, lsp_range, offset_of
 from citelsp.lsp.settings import settings_from_client
 from citelsp.lsp.state import ServerState
@@ -97,7 +97,8 @@ class ServerProgress(Progress):
 class CitelspServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+            "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            converter_factory=converter_with_reused_diagnostics,
         )
         self.progress = ServerProgress(self)
         self.state = ServerState(self.results_arrived, self.progress)
