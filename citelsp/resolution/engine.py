@@ -8,6 +8,7 @@ still sees requests at the interval it asks for.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import httpx
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
 from citelsp.resolution import cache as answer_cache
+from citelsp.resolution.chinese_literature import is_applicable
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.identifiers import identifiers_of
 from citelsp.resolution.resolve import (
@@ -35,8 +37,14 @@ DEFAULT_CONCURRENCY = 16
 
 
 def reference_identity(ref: Reference) -> str:
-    """What a resolution depends on: identifiers, title, year and authors (not venue, pages)."""
-    return identity_of(identifiers_of(ref), ref.work)
+    """What a resolution depends on: identifiers, title, year and authors — and, for Chinese
+    literature checked by PubMed coordinates, the journal, volume, pages and ISSN too."""
+    work = ref.work
+    identity = identity_of(identifiers_of(ref), work)
+    if is_applicable(work):
+        coordinates = (work.venue, work.volume, work.issue, work.pages, work.issn, work.language)
+        identity += ":" + hashlib.sha256(repr(coordinates).encode()).hexdigest()[:8]
+    return identity
 
 
 def judge(ref: Reference, resolution: Resolution) -> Verification:
@@ -99,7 +107,6 @@ class Engine:
             offline=self.settings.offline,
             refresh=refresh,
             arxiv_recheck_delay=self.arxiv_recheck_delay,
-            ncbi_email=self.settings.ncbi_email,
         )
 
     async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:

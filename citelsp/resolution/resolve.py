@@ -79,7 +79,6 @@ class Context:
     today: date = field(default_factory=date.today)
     arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S
     """Seconds between the two arXiv ``id_list`` requests that must both miss (DESIGN.md §5)."""
-    ncbi_email: str | None = None
 
 
 @dataclass
