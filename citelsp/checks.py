@@ -1,9 +1,9 @@
 """Local checks: everything citelsp can say without the network (DESIGN.md §3).
 
 The checks that look only at bibliographies (duplicate keys and works, invalid identifiers)
-are remembered per bibliography and its co-used siblings, so an edit of a manuscript does
-not re-read a 10,000-entry library; identifiers are remembered per reference, so an edit of
-the library re-reads only the entries the parser built again.
+keep an index per set of co-used bibliographies, updated by the entries an edit replaced;
+identifiers are remembered per reference, so an edit re-reads only the entries the parser
+built again.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from citelsp.resolution.identifiers import ReferenceIds, identifiers_of
 
 _IDENTIFIERS: weakref.WeakKeyDictionary[Reference, ReferenceIds] = weakref.WeakKeyDictionary()
 _WORK_KEYS: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
-_BIBLIOGRAPHY_MEMO: dict[str, tuple[tuple[weakref.ref, ...], list[Problem]]] = {}
-"""uri → (the bibliography and its siblings, by weak reference; their findings)."""
+_INDEXES: dict[tuple[str, ...], EntryIndex] = {}
+"""Co-used bibliography uris → the index of their entries."""
 
 
 def problems_for(corpus: Corpus, uri: str) -> list[Problem]:
@@ -47,20 +47,14 @@ def bibliography_problems(corpus: Corpus, bib: Bibliography) -> list[Problem]:
 
 
 def _entry_problems(bib: Bibliography, bibliographies: list[Bibliography]) -> list[Problem]:
-    """Findings about ``bib``'s entries alone, recomputed only when a bibliography changed."""
-    memo = _BIBLIOGRAPHY_MEMO.get(bib.uri)
-    if memo is not None and len(memo[0]) == len(bibliographies) and all(
-        ref() is b for ref, b in zip(memo[0], bibliographies, strict=True)
-    ):
-        return list(memo[1])
-    siblings = [r for b in bibliographies for r in b.references]
-    problems = (
-        detect_duplicate_keys(bib, siblings)
-        + detect_duplicate_works(bib, siblings)
-        + detect_invalid_identifiers(bib)
-    )
-    _BIBLIOGRAPHY_MEMO[bib.uri] = (tuple(weakref.ref(b) for b in bibliographies), problems)
-    return list(problems)
+    """Findings about ``bib``'s entries: duplicates among co-used bibliographies, invalid
+    identifiers. The index behind them is updated by the entries that changed only."""
+    uris = tuple(b.uri for b in bibliographies)
+    index = _INDEXES.get(uris)
+    if index is None:
+        index = _INDEXES[uris] = EntryIndex()
+    index.update([r for b in bibliographies for r in b.references])
+    return index.problems(bib)
 
 
 def _siblings(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Bibliography]:
@@ -110,89 +104,121 @@ def detect_dangling_citations(corpus: Corpus, manuscript: Manuscript) -> list[Pr
     return problems
 
 
-def detect_duplicate_keys(bib: Bibliography, siblings: Iterable[Reference]) -> list[Problem]:
-    by_key: dict[str, list[Reference]] = defaultdict(list)
-    for r in siblings:
-        by_key[r.key].append(r)
-    problems = []
-    for r in bib.references:
-        same = by_key[r.key]
-        if len(same) < 2:
-            continue
-        others = tuple(Location(o.uri, o.key_span) for o in same if o is not r)
-        problems.append(Problem(
-            code="DUPLICATE_KEY",
-            span=r.key_span,
-            message=f"key '{r.key}' is defined {len(same)} times",
-            severity=Severity.ERROR,
-            key=r.key,
-            related=others,
-        ))
-    return problems
+class EntryIndex:
+    """Keys, identifiers and cheap title folds of a set of co-used bibliographies' entries.
 
-
-def detect_duplicate_works(bib: Bibliography, siblings: Iterable[Reference]) -> list[Problem]:
-    """Two keys for one work: same DOI, arXiv id, or normalized title.
-
-    Titles are bucketed by a cheap fold of the raw text; only colliding ones are decoded.
+    The BibTeX parser keeps an unchanged entry as the same object across edits, so an edit
+    updates this index by the few entries it replaced, and a 10,000-entry library is not
+    re-grouped on every keystroke. Findings are built from the (few) colliding groups.
     """
-    siblings = list(siblings)
-    groups: dict[tuple[str, str], list[Reference]] = defaultdict(list)
-    buckets: dict[str, list[Reference]] = defaultdict(list)
-    for r in siblings:
-        doi, arxiv, cheap = _work_keys(r)
-        if doi:
-            groups[("DOI", doi)].append(r)
-        if arxiv:
-            groups[("arXiv id", arxiv)].append(r)
-        if cheap:
-            buckets[cheap].append(r)
-    for candidates in buckets.values():
-        if len(candidates) < 2 or len({r.key for r in candidates}) < 2:
-            continue
-        for r in candidates:
-            title = r.work.title
-            if title:
-                groups[("title", normalize_title(title))].append(r)
 
-    own = {id(r) for r in bib.references}
-    flagged: dict[int, Problem] = {}
-    for (kind, _value), refs in groups.items():
-        if len(refs) < 2:
-            continue
-        keys = sorted({r.key for r in refs})
-        if len(keys) < 2:
-            continue
-        for r in refs:
-            if id(r) not in own or id(r) in flagged:
+    def __init__(self) -> None:
+        self.members: dict[int, Reference] = {}
+        self.groups: dict[tuple[str, str], dict[int, Reference]] = defaultdict(dict)
+        self.colliding: set[tuple[str, str]] = set()
+        self.invalid: dict[int, Reference] = {}
+
+    def update(self, refs: list[Reference]) -> None:
+        current = {id(r): r for r in refs}
+        for gone in self.members.keys() - current.keys():
+            self._change(self.members[gone], remove=True)
+        for new in current.keys() - self.members.keys():
+            self._change(current[new], remove=False)
+        self.members = current
+
+    def _change(self, ref: Reference, *, remove: bool) -> None:
+        doi, arxiv, cheap = _work_keys(ref)
+        for group in (("key", ref.key), ("DOI", doi), ("arXiv id", arxiv), ("cheap", cheap)):
+            if group[1] is None:
                 continue
-            others = [k for k in keys if k != r.key]
-            flagged[id(r)] = Problem(
-                code="DUPLICATE_WORK",
-                span=r.key_span,
-                message=f"'{r.key}' and {', '.join(repr(k) for k in others)} cite the same work "
-                        f"(same {kind})",
-                severity=Severity.WARNING,
-                key=r.key,
-                related=tuple(Location(o.uri, o.key_span) for o in refs if o.key != r.key),
-            )
-    return list(flagged.values())
+            members = self.groups[group]
+            if remove:
+                members.pop(id(ref), None)
+                if not members:
+                    del self.groups[group]
+            else:
+                members[id(ref)] = ref
+            if len(members) >= 2:
+                self.colliding.add(group)
+            else:
+                self.colliding.discard(group)
+        if remove:
+            self.invalid.pop(id(ref), None)
+        elif any(p.code == "INVALID_IDENTIFIER" for p in _identifiers(ref).problems):
+            self.invalid[id(ref)] = ref
 
+    def problems(self, bib: Bibliography) -> list[Problem]:
+        own = {id(r) for r in bib.references}
+        return (
+            self._duplicate_keys(own)
+            + self._duplicate_works(own)
+            + [p for r in _in_order(r for i, r in self.invalid.items() if i in own)
+               for p in _invalid_identifiers(r)]
+        )
 
-def detect_invalid_identifiers(bib: Bibliography) -> list[Problem]:
-    problems = []
-    for r in bib.references:
-        for p in _identifiers(r).problems:
-            if p.code != "INVALID_IDENTIFIER":
+    def _duplicate_keys(self, own: set[int]) -> list[Problem]:
+        problems = []
+        for kind, key in sorted(self.colliding):
+            if kind != "key":
                 continue
-            problems.append(Problem(
-                code=p.code,
-                span=r.span_of(p.field),
-                message=p.message,
-                severity=Severity.WARNING,
-                key=r.key,
-            ))
-    return problems
+            same = _in_order(self.groups[(kind, key)].values())
+            for r in same:
+                if id(r) in own:
+                    problems.append(Problem(
+                        code="DUPLICATE_KEY",
+                        span=r.key_span,
+                        message=f"key '{r.key}' is defined {len(same)} times",
+                        severity=Severity.ERROR,
+                        key=r.key,
+                        related=tuple(Location(o.uri, o.key_span) for o in same if o is not r),
+                    ))
+        return problems
+
+    def _duplicate_works(self, own: set[int]) -> list[Problem]:
+        """Two keys for one work: same DOI, arXiv id, or normalized title (titles are decoded
+        only where their cheap folds collide)."""
+        groups: dict[tuple[str, str], list[Reference]] = {}
+        for kind, value in sorted(self.colliding):
+            if kind in ("DOI", "arXiv id"):
+                groups[(kind, value)] = _in_order(self.groups[(kind, value)].values())
+        for kind, value in sorted(self.colliding):
+            if kind != "cheap":
+                continue
+            for r in _in_order(self.groups[(kind, value)].values()):
+                if r.work.title:
+                    groups.setdefault(("title", normalize_title(r.work.title)), []).append(r)
+        flagged: dict[int, Problem] = {}
+        for (kind, _value), refs in groups.items():
+            keys = sorted({r.key for r in refs})
+            if len(keys) < 2:
+                continue
+            for r in refs:
+                if id(r) not in own or id(r) in flagged:
+                    continue
+                others = [k for k in keys if k != r.key]
+                flagged[id(r)] = Problem(
+                    code="DUPLICATE_WORK",
+                    span=r.key_span,
+                    message=f"'{r.key}' and {', '.join(repr(k) for k in others)} cite the "
+                            f"same work (same {kind})",
+                    severity=Severity.WARNING,
+                    key=r.key,
+                    related=tuple(Location(o.uri, o.key_span) for o in refs if o.key != r.key),
+                )
+        return list(flagged.values())
+
+
+def _in_order(refs: Iterable[Reference]) -> list[Reference]:
+    return sorted(refs, key=lambda r: (r.uri, r.span.start))
+
+
+def _invalid_identifiers(r: Reference) -> list[Problem]:
+    return [
+        Problem(code=p.code, span=r.span_of(p.field), message=p.message,
+                severity=Severity.WARNING, key=r.key)
+        for p in _identifiers(r).problems
+        if p.code == "INVALID_IDENTIFIER"
+    ]
 
 
 def detect_orphans(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Problem]:
