@@ -20,6 +20,7 @@ from citelsp.resolution.identifiers import ReferenceIds, identifiers_of
 
 _IDENTIFIERS: weakref.WeakKeyDictionary[Reference, ReferenceIds] = weakref.WeakKeyDictionary()
 _WORK_KEYS: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
+_ORPHANS: weakref.WeakKeyDictionary[Reference, Problem] = weakref.WeakKeyDictionary()
 _INDEXES: dict[tuple[str, ...], EntryIndex] = {}
 """Co-used bibliography uris → the index of their entries."""
 
@@ -221,6 +222,22 @@ def _invalid_identifiers(r: Reference) -> list[Problem]:
     ]
 
 
+def _orphan(ref: Reference) -> Problem:
+    """The orphan hint of one entry; the same object while the entry stays where it is."""
+    span = ref.key_span
+    known = _ORPHANS.get(ref)
+    if known is not None and known.span == span:
+        return known
+    problem = _ORPHANS[ref] = Problem(
+        code="ORPHAN_REFERENCE",
+        span=span,
+        message=f"'{ref.key}' is not cited by any open manuscript",
+        severity=Severity.HINT,
+        key=ref.key,
+    )
+    return problem
+
+
 def detect_orphans(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Problem]:
     """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open."""
     open_users = [m for m in users if m.uri in corpus.open_uris]
@@ -233,14 +250,5 @@ def detect_orphans(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -
             if c.wildcard:
                 return []
             cited.add(corpus.resolve(m, c, bibs).key)
-    return [
-        Problem(
-            code="ORPHAN_REFERENCE",
-            span=r.key_span,
-            message=f"'{r.key}' is not cited by any open manuscript",
-            severity=Severity.HINT,
-            key=r.key,
-        )
-        for r in bib.references
-        if r.key not in cited
+    return [_orphan(r) for r in bib.references if r.key not in cited
     ]

@@ -94,13 +94,19 @@ GENERIC_TITLES: frozenset[str] = frozenset(t.strip() for t in _GENERIC_TITLE_LIS
 """Seed 004 §0.12.2, copied exactly: normalized titles that never match on title alone."""
 
 
+@lru_cache(maxsize=65536)
 def normalize_title(s: str) -> str:
-    """Base normalization: lowercase, punctuation to space, whitespace collapsed."""
+    """Base normalization: lowercase, punctuation to space, whitespace collapsed.
+
+    Memoized: matching compares one cited title with many candidates and variants."""
     return collapse_whitespace(_PUNCTUATION.sub(" ", s.lower()))
 
 
+@lru_cache(maxsize=65536)
 def normalize_title_acronym(s: str) -> str:
     """Base normalization after collapsing dotted acronym runs (``R.A.G.`` → ``rag``)."""
+    if "." not in s:
+        return normalize_title(s)
     return normalize_title(_DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), s))
 
 
@@ -130,10 +136,33 @@ def title_similarity(a: str, b: str, floor: float = 0.0) -> float:
 
 
 def _ratio(a: str, b: str, floor: float) -> float:
-    matcher = difflib.SequenceMatcher(None, a, b)
-    if floor and (matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor):
-        return 0.0
-    return matcher.ratio()
+    """SequenceMatcher's ratio, or 0.0 when an upper bound already falls below ``floor``.
+
+    Its matching blocks are a common subsequence, so ``2·LCS / (len a + len b)`` bounds the
+    ratio from above (and is itself bounded by the length ratio); both are far cheaper than
+    the ratio, which most candidate titles of a search miss by a wide margin."""
+    if floor:
+        total = len(a) + len(b)
+        if total and (2.0 * min(len(a), len(b)) / total < floor
+                      or 2.0 * lcs_length(a, b) / total < floor):
+            return 0.0
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def lcs_length(a: str, b: str) -> int:
+    """Length of a longest common subsequence, bit-parallel over ``b`` (Allison–Dix):
+    one pass over ``a`` with a few integer operations per character."""
+    masks: dict[str, int] = {}
+    for i, c in enumerate(b):
+        masks[c] = masks.get(c, 0) | 1 << i
+    full = (1 << len(b)) - 1
+    row = full
+    for c in a:
+        m = masks.get(c)
+        if m:
+            u = row & m
+            row = ((row + u) | (row - u)) & full
+    return len(b) - row.bit_count()
 
 
 def is_generic_title(s: str) -> bool:
@@ -154,7 +183,7 @@ _WRAPPERS = {"《": "》", "「": "」", "『": "』", "【": "】", "\u201c": "
 
 
 def has_han(s: str) -> bool:
-    return _HAN.search(s) is not None
+    return not s.isascii() and _HAN.search(s) is not None
 
 
 def _unwrap(s: str) -> str:

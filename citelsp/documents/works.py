@@ -18,6 +18,9 @@ _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _AND = re.compile(r"\s+and\s+", re.I)
 _ISSN_SPLIT = re.compile(r"[,;\s]+")
 _URL_COMMAND = re.compile(r"^\s*\\url\s*\{(.*)\}\s*$", re.S)
+_COMMA = re.compile(",")
+_SPACES = re.compile(r"\s+")
+_BRACE = re.compile(r"[{}]")
 
 
 def work_of(ref: Reference) -> Work:
@@ -81,9 +84,9 @@ def parse_bibtex_name(name: str) -> Person:
     name = name.strip()
     if _wholly_braced(name):
         return Person(family=latex_decode(name), literal=True)
-    parts = [p.strip() for p in _split_top_level(name, re.compile(","))]
+    parts = [p.strip() for p in _split_top_level(name, _COMMA)]
     if len(parts) == 1:
-        words = _split_top_level(parts[0], re.compile(r"\s+"))
+        words = _split_top_level(parts[0], _SPACES)
         words = [w for w in words if w]
         if len(words) <= 1:
             return Person(family=latex_decode(parts[0]))
@@ -99,22 +102,21 @@ def parse_bibtex_name(name: str) -> Person:
 
 
 def _split_top_level(value: str, separator: re.Pattern[str]) -> list[str]:
-    """Split on ``separator`` only where the brace depth is 0."""
+    """Split on ``separator`` only where the brace depth is 0 (an unmatched ``}`` does not go
+    below 0). ``separator`` never matches a brace or the empty string, so the depth is the
+    same all along a match and only the braces between matches need counting."""
+    if "{" not in value:
+        return separator.split(value)
     pieces: list[str] = []
     depth = 0
-    start = 0
-    pos = 0
-    while pos < len(value):
-        c = value[pos]
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and (m := separator.match(value, pos)) is not None and m.end() > pos:
-            pieces.append(value[start:pos])
-            start = pos = m.end()
-            continue
-        pos += 1
+    start = scanned = 0
+    for m in separator.finditer(value):
+        for brace in _BRACE.findall(value, scanned, m.start()):
+            depth = depth + 1 if brace == "{" else max(depth - 1, 0)
+        scanned = m.end()
+        if depth == 0:
+            pieces.append(value[start : m.start()])
+            start = m.end()
     pieces.append(value[start:])
     return pieces
 

@@ -165,12 +165,14 @@ class CitelspServer(LanguageServer):
         self._published[uri] = signature
         index = line_index(uri, doc.text)
         previous = self._converted.get(uri, {})
+        ascii_text = doc.text.isascii()  # then columns are the same in every encoding
         converted: dict[tuple, types.Diagnostic] = {}
         diagnostics = []
         for problem in [p for p in local if shown(SEVERITY_PRIORITY[p.severity], min_priority)
                         ] + verification:
             try:
-                diagnostics.append(self._diagnostic(problem, index, previous, converted))
+                diagnostics.append(self._diagnostic(problem, index, previous, converted,
+                                                    ascii_text))
             except Exception:  # one bad finding must not hide the others
                 log.exception("cannot convert %s", problem.code)
         self._converted[uri] = converted
@@ -178,8 +180,8 @@ class CitelspServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
 
-    def _diagnostic(self, problem: Problem, index, previous: dict, converted: dict
-                    ) -> types.Diagnostic:
+    def _diagnostic(self, problem: Problem, index, previous: dict, converted: dict,
+                    ascii_text: bool) -> types.Diagnostic:
         """Convert, reusing last publication's object when the problem and its line did not
         change (an edit shifts offsets, not most lines: 8,000 hints stay cheap)."""
         if problem.related:
@@ -188,7 +190,7 @@ class CitelspServer(LanguageServer):
         line, column = index.position(problem.span.start)
         end = index.position(problem.span.end)
         key = (problem.code, problem.message, problem.severity, line, column, end,
-               index.line_text(line))
+               None if ascii_text else index.line_text(line))
         found = previous.get(key) or converted.get(key)
         if found is None:
             found = lsp_diagnostic(problem, lsp_range(index, problem.span, self.encoding),

@@ -50,6 +50,8 @@ class Scheduler:
         self._total = 0
         self.offline = False
         self._want_lock = asyncio.Lock()
+        self._missed: set[str] = set()
+        """Identities with no cached answer while offline: not probed again until reset."""
         self._wanted: list[Reference] = []
         self.latest: Resolution | None = None
         """The last resolution that arrived from the network (for outage detection)."""
@@ -61,6 +63,7 @@ class Scheduler:
         if self.engine is not None and self.engine.settings == settings:
             return
         await self.close()
+        self._missed.clear()
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None
 
@@ -122,10 +125,10 @@ class Scheduler:
             if identity not in ordered:
                 task.cancel()
         fresh_cached = False
-        rank = 0
         for n, (identity, ref) in enumerate(ordered.items()):
-            if identity in self.results or identity in self._running:
-                continue
+            if (identity in self.results or identity in self._running
+                    or identity in self._queued or identity in self._missed):
+                continue  # known: answered, running, queued, or (offline) not cached
             if n % 50 == 0:
                 await asyncio.sleep(0)  # keep handlers responsive on big libraries
                 if self.engine is not engine:
@@ -138,22 +141,27 @@ class Scheduler:
                     self._on_results()  # show cached verdicts as they come
                 continue
             if self.offline:
+                self._missed.add(identity)
                 continue
-            rank += 1
-            if identity not in self._queued:
-                self._total += 1
+            self._total += 1
             self._queued[identity] = ref
-            heapq.heappush(self._queue, (rank, next(self._seq), identity, False))
+        # Most urgent first: the queue follows the order of this request.
+        self._queue = [(rank, next(self._seq), identity, identity in self._refresh)
+                       for rank, identity in enumerate(i for i in ordered if i in self._queued)]
+        self._queue += [(-1, next(self._seq), i, True) for i in self._refresh
+                        if i in self._queued and i not in ordered]
+        heapq.heapify(self._queue)
         if fresh_cached:
             self._on_results()
         self._start()
 
     def reverify(self, refs: Iterable[Reference]) -> None:
-        """Resolve these again now, bypassing the cache."""
-        if self.engine is None:
+        """Resolve these again now, bypassing the cache (not while offline)."""
+        if self.engine is None or self.offline:
             return
         for ref in refs:
             identity = self.identity(ref)
+            self._missed.discard(identity)
             if identity in self._running:
                 self._running[identity].cancel()
             self.results.pop(identity, None)
@@ -185,10 +193,12 @@ class Scheduler:
     def back_online(self) -> None:
         if self.engine is not None and not self.engine.settings.offline:
             self.offline = False
+            self._missed.clear()
 
     def forget(self) -> None:
         """Drop every remembered answer (after the cache is cleared)."""
         self.results.clear()
+        self._missed.clear()
 
     # -- workers ---------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from citelsp.documents.model import Person, Work
@@ -84,7 +85,13 @@ def same_person(cited: Person, found: Person) -> bool:
     """Family names agree after folding. A display-name string (no given name, several
     tokens) carries its family name at the end, so one side's family tokens must end the
     other's; a Han display name carries it at the start."""
-    a, b = fold_name(cited.family), fold_name(found.family)
+    return _same_family(cited.family, found.family)
+
+
+@lru_cache(maxsize=65536)
+def _same_family(cited: str, found: str) -> bool:
+    """``same_person`` on family names alone (memoized: author lists are compared pairwise)."""
+    a, b = fold_name(cited), fold_name(found)
     if not a or not b:
         return True
     if a == b:
@@ -92,7 +99,7 @@ def same_person(cited: Person, found: Person) -> bool:
     if has_han(a) or has_han(b):
         short, long_ = sorted((a.replace(" ", ""), b.replace(" ", "")), key=len)
         return long_.startswith(short) or long_.endswith(short)
-    ta, tb = _name_tokens(cited.family), _name_tokens(found.family)
+    ta, tb = _name_tokens(cited), _name_tokens(found)
     if not ta or not tb:
         return True
     if ta == tb or "".join(ta) == "".join(tb):

@@ -62,13 +62,17 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict) -> Record:
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        for name in ("titles", "short_titles", "years", "venue_aliases", "issns"):
+        """The inverse of ``to_dict``; unknown keys (a newer writer's) are ignored."""
+        values = {k: v for k, v in data.items() if k in _RECORD_FIELDS}
+        for name in _RECORD_TUPLES:
             values[name] = tuple(values.get(name) or ())
-        values["authors"] = tuple(Person(**p) for p in values.get("authors") or ())
-        values["retractions"] = tuple(Retraction(**r) for r in values.get("retractions") or ())
+        values["authors"] = tuple([Person(**p) for p in values.get("authors") or ()])
+        values["retractions"] = tuple([Retraction(**r) for r in values.get("retractions") or ()])
         return cls(**values)
+
+
+_RECORD_FIELDS = frozenset(f.name for f in fields(Record))
+_RECORD_TUPLES = ("titles", "short_titles", "years", "venue_aliases", "issns")
 
 
 @dataclass(frozen=True)

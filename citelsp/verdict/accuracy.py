@@ -246,14 +246,16 @@ def _authors_agree(cited: Sequence[Person], found: Sequence[Person]) -> bool | N
         return False
     position = -1
     for person in people:
-        later = [
-            i
-            for i in range(position + 1, len(found))
-            if not found[i].literal and same_person(person, found[i])
-        ]
-        if not later:
+        position = next(
+            (
+                i
+                for i in range(position + 1, len(found))
+                if not found[i].literal and same_person(person, found[i])
+            ),
+            None,
+        )
+        if position is None:
             return False
-        position = later[0]
     return True
 
 
