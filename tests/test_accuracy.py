@@ -219,3 +219,18 @@ def test_details_are_metadata_detail(kw, field):
 
 def test_detail_forms_agree():
     assert fields(change(volume="Vol. 30", issue="01", pages="5998")) == {}
+
+
+def test_a_future_year_conflicts_even_with_a_preprint():
+    from datetime import date
+
+    from citelsp.documents.model import Work
+    from citelsp.resolution.outcome import Record
+    from citelsp.verdict.accuracy import accuracy_conflicts
+
+    preprint = Record(source="arxiv", title="A Study", years=(2026,), arxiv_id="2602.12123",
+                      is_preprint=True)
+    future = Work(title="A Study", year=date.today().year + 5)
+    assert [c.field for c in accuracy_conflicts(future, "article", [preprint])] == ["year"]
+    published_later = Work(title="A Study", year=date.today().year + 1)
+    assert accuracy_conflicts(published_later, "article", [preprint]) == ()

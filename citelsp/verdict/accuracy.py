@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from datetime import date
 from functools import lru_cache
 
 from citelsp.documents.model import Person, Work
@@ -230,6 +231,8 @@ def _title_agrees(title: str, record: Record) -> bool | None:
 def _year_agrees(year: int, record: Record, *, cited_preprint: bool) -> bool | None:
     if not record.years:
         return None
+    if year > date.today().year + 1:
+        return False  # a year that has not come yet is never a later published version
     if record.arxiv_id or record.is_preprint:
         return year >= min(record.years) - 1
     if cited_preprint:
