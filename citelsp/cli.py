@@ -91,6 +91,7 @@ def check(ns: argparse.Namespace) -> int:
     from citelsp.check import run_check
     from citelsp.reports import RENDERERS
     from citelsp.reports.rows import rows
+    from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 
     missing = [p for p in ns.paths if not p.exists()]
     if missing:
@@ -106,6 +107,9 @@ def check(ns: argparse.Namespace) -> int:
     result = asyncio.run(run_check(ns.paths, settings, progress=progress if tty else None))
     for error in result.errors:
         print(f"citelsp: {error}", file=sys.stderr)
+    if any(refused_for_want_of_key(c.verified.resolution.outcomes, settings)
+           for c in result.checked):
+        print(f"citelsp: {OPENALEX_KEY_ADVICE}", file=sys.stderr)
     sys.stdout.write(RENDERERS[ns.format](result))
     if settings.offline:
         print("citelsp: offline — local checks and cached answers only", file=sys.stderr)

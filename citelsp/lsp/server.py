@@ -21,6 +21,7 @@ from citelsp.lsp.verification import Progress, wanted_references
 from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
 from citelsp.reports.rows import SEVERITY_PRIORITY
+from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 from citelsp.spans import Span
 from citelsp.verdict.decisions import Decision, PermanentRejection
 from citelsp.verdict.placement import shown
@@ -104,6 +105,7 @@ class CitelspServer(LanguageServer):
         self.state = ServerState(self.results_arrived, self.progress)
         self._init_options: dict = {}
         self._told_offline = False
+        self._told_openalex = False
         self._unreachable_streak = 0
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
@@ -236,6 +238,11 @@ class CitelspServer(LanguageServer):
         if scheduler.offline or not scheduler.results:
             return
         latest = scheduler.latest
+        if latest is not None and not self._told_openalex and refused_for_want_of_key(
+                latest.outcomes, self.state.settings):
+            self._told_openalex = True
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"citelsp: {OPENALEX_KEY_ADVICE}"))
         if latest is not None and all(o.status in ("unreachable", "skipped")
                                       for o in latest.outcomes.values()) and any(
                 o.status == "unreachable" for o in latest.outcomes.values()):

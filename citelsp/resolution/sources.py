@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from citelsp.config import Settings
@@ -11,6 +12,7 @@ from citelsp.resolution.datacite import DataCiteClient
 from citelsp.resolution.doi_registry import DoiRegistryClient
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.openalex import OpenAlexClient
+from citelsp.resolution.outcome import Outcome
 from citelsp.resolution.pubmed import PubMedClient
 from citelsp.resolution.semantic_scholar import SemanticScholarClient
 
@@ -36,3 +38,18 @@ class Sources:
             doi_registry=DoiRegistryClient(http, settings),
             pubmed=PubMedClient(http, settings),
         )
+
+
+OPENALEX_KEY_ADVICE = (
+    "OpenAlex refused requests made without an API key (required, free, since 2026): set "
+    "CITELSP_OPENALEX_API_KEY or the setting citelsp.openalexApiKey"
+)
+_REFUSALS = ("HTTP 401", "HTTP 403", "HTTP 429")
+
+
+def refused_for_want_of_key(outcomes: Mapping[str, Outcome], settings: Settings) -> bool:
+    """OpenAlex said no and no key is configured: say so once, pointing at the setting."""
+    outcome = outcomes.get("openalex")
+    return (not settings.openalex_api_key and outcome is not None
+            and outcome.status == "unreachable"
+            and any(r in outcome.summary for r in _REFUSALS))
