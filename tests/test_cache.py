@@ -96,6 +96,24 @@ def test_every_answer_round_trips(cache, answer):
     assert cached.stale is False
 
 
+def test_record_from_dict_ignores_unknown_keys_and_defaults_missing_ones():
+    data = RECORD.to_dict() | {"added_by_a_newer_writer": 1}
+    decoded = Record.from_dict(data)
+    assert decoded == RECORD and hash(decoded) == hash(RECORD)
+    assert not hasattr(decoded, "added_by_a_newer_writer")
+    assert Record.from_dict({"source": "openalex", "title": "T"}) == Record("openalex", "T")
+    with pytest.raises(TypeError):
+        Record.from_dict({"title": "T"})
+
+
+def test_an_unreadable_record_is_a_miss(cache):
+    cache.put("crossref", "doi", "10.1/x", Found((RECORD,)))
+    raw = cache._cache
+    (key,) = list(raw)
+    raw.set(key, raw[key].replace('"source": "crossref", ', ""))
+    assert cache.get("crossref", "doi", "10.1/x") is None
+
+
 def test_key_is_resolver_form_and_normalized_query(cache):
     cache.put("crossref", "doi", "10.1000/ABC", NotFound())
     assert cache.get("crossref", "doi", "  10.1000/abc ") is not None

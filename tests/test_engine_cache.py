@@ -13,6 +13,7 @@ from citelsp.resolution.cache import DAY_S, AnswerCache
 from citelsp.resolution.crossref import parse_work
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.outcome import Found
+from citelsp.resolution.resolve import resolve_reference
 from tests.apiserver import fixture
 from tests.test_check_e2e import REAL_ONLY, by_key, check_json, start_server
 from tests.test_engine import bib_refs, entry
@@ -57,6 +58,36 @@ async def test_a_cache_hit_makes_no_request(api_server, api_settings):
     assert real.outcomes["crossref"].from_cache
     assert real.cache_age_days is not None and real.cache_age_days < 1
     assert not real.cache_stale_advisory
+
+
+async def test_the_cached_resolution_is_the_live_one(api_server, api_settings):
+    """Offline, a resolution runs on cached answers alone (in order, without a task per step)
+    and reaches every outcome the live run reached, near matches included; outages were
+    never stored, so those resolvers are the only ones that differ."""
+    text = REFS + entry("near", "Effect of native oxide layers on copper thin-film tensile "
+                              "properties: A study", author="Skarlinski, Michael D.", year=2015)
+    live = await verify(api_settings, text)
+    asked = len(api_server.requests)
+    engine = Engine(api_settings, arxiv_recheck_delay=0.05)
+    try:
+        for ref in bib_refs(text):
+            context = engine.context()
+            context.offline = True
+            cached = await resolve_reference(ref, context)
+            before = live[ref.key].resolution.outcomes
+            reached = {n for n, o in before.items() if o.status != "unreachable"}
+            assert {n: _judged(cached.outcomes[n]) for n in reached} == {
+                n: _judged(before[n]) for n in reached}, ref.key
+    finally:
+        await engine.aclose()
+    assert len(api_server.requests) == asked
+    assert live["near"].resolution.outcomes["crossref"].near_matches
+    assert all(o.from_cache for o in cached.outcomes.values() if o.status != "skipped")
+
+
+def _judged(outcome) -> tuple:
+    return (outcome.status, outcome.queried_by, outcome.summary, outcome.reason,
+            outcome.refutes_identifier, outcome.record, outcome.near_matches, outcome.conflicts)
 
 
 async def test_another_cache_version_forces_live_lookups(api_server, api_settings, monkeypatch):

@@ -1,5 +1,7 @@
 """LaTeX decoding, title normalization (seed 004), Chinese titles (seed 001), name folding."""
 
+import random
+
 import pytest
 
 from citelsp.documents.text import (
@@ -11,6 +13,7 @@ from citelsp.documents.text import (
     has_han,
     is_generic_title,
     latex_decode,
+    lcs_length,
     normalize_cn_title,
     normalize_title,
     normalize_title_acronym,
@@ -73,6 +76,37 @@ def test_title_similarity_takes_the_max_over_both_forms():
     assert title_similarity("D.H. Lawrence", "D. H. Lawrence") == 1.0
     assert title_similarity("Deep residual learning", "Deep residual learning for images") > 0.7
     assert title_similarity("BERT", "Graph neural networks for chemistry") < 0.5
+
+
+def _lcs_by_table(a: str, b: str) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def test_lcs_length_agrees_with_the_table():
+    rng = random.Random(7)
+    pairs = [("", ""), ("abc", ""), ("", "abc"), ("abc", "abc"), ("abcbdab", "bdcaba"),
+             ("attention is all you need", "attention is not all you need")]
+    pairs += [("".join(rng.choice("abc ") for _ in range(rng.randint(0, 80))),
+               "".join(rng.choice("abcd ") for _ in range(rng.randint(0, 80))))
+              for _ in range(300)]
+    for a, b in pairs:
+        assert lcs_length(a, b) == _lcs_by_table(a, b), (a, b)
+
+
+def test_title_similarity_floor_only_drops_scores_below_it():
+    """The cheap bounds never hide or change a score at or above the floor."""
+    rng = random.Random(11)
+    words = ["deep", "residual", "learning", "graph", "neural", "network", "language", "of", "a"]
+    titles = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(150)]
+    for a, b in zip(titles, reversed(titles), strict=True):
+        exact = title_similarity(a, b)
+        floored = title_similarity(a, b, 0.70)
+        assert floored == exact if exact >= 0.70 else floored < 0.70, (a, b)
 
 
 def test_generic_titles_are_the_closed_list():

@@ -117,6 +117,14 @@ def test_name_list_splits_only_at_depth_zero():
     assert parse_bibtex_names("Sanderson, Brandon") == ((Person("Sanderson", "Brandon"),), False)
 
 
+def test_name_list_with_stray_braces_splits_where_the_depth_is_zero():
+    """An unmatched ``}`` does not take the depth below 0; an unclosed ``{`` keeps the rest."""
+    people, _ = parse_bibtex_names("Doe} and Roe, R. and {Open and Shut} and Ng")
+    assert [p.family for p in people] == ["Doe", "Roe", "Open and Shut", "Ng"]
+    people, _ = parse_bibtex_names("Doe and {Unclosed and Roe")
+    assert [p.family for p in people] == ["Doe", "Unclosed and Roe"]
+
+
 def test_csl_work_fields():
     work = csl_work(
         {

@@ -233,7 +233,7 @@ class CitelspServer(LanguageServer):
 
     def results_arrived(self) -> None:
         """New verification results: re-publish (coalesced) and watch for a dead network."""
-        self.state.debounce("publish", self.publish_open, delay_ms=RESULTS_PUBLISH_MS)
+        self.state.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
         scheduler = self.state.scheduler
         if scheduler.offline or not scheduler.results:
             return

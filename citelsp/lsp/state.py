@@ -80,6 +80,24 @@ class ServerState:
 
         self._timers[key] = loop.call_later(delay, fire)
 
+    def throttle(self, key: str, action: Callable[[], None], interval_ms: int) -> None:
+        """Run ``action`` now if it last ran at least ``interval_ms`` ago, else once when that
+        interval is over; a wait already scheduled is never pushed back."""
+        if key in self._timers:
+            return
+        wait = self._last_run.get(key, -1e9) + interval_ms / 1000 - time.monotonic()
+        if wait <= 0:
+            self._last_run[key] = time.monotonic()
+            action()
+            return
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            self._last_run[key] = time.monotonic()
+            action()
+
+        self._timers[key] = asyncio.get_running_loop().call_later(wait, fire)
+
     def run_task(self, coro: Coroutine, name: str) -> asyncio.Task:
         """Keep every background task referenced and log its failure (never lose an error)."""
         task = asyncio.get_running_loop().create_task(coro, name=name)

@@ -11,6 +11,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import time
 import weakref
 from collections.abc import Callable, Iterable
 
@@ -23,6 +24,8 @@ from citelsp.resolution.resolve import Resolution
 log = logging.getLogger(__name__)
 
 WORKERS = 16
+SHOW_CACHED_EVERY_S = 1.0
+"""How often a pass over cached answers shows the verdicts it has so far."""
 
 
 class Progress:
@@ -125,6 +128,7 @@ class Scheduler:
             if identity not in ordered:
                 task.cancel()
         fresh_cached = False
+        started = shown = time.monotonic()
         for n, (identity, ref) in enumerate(ordered.items()):
             if (identity in self.results or identity in self._running
                     or identity in self._queued or identity in self._missed):
@@ -137,8 +141,11 @@ class Scheduler:
             if cached is not None:
                 self.results[identity] = cached
                 fresh_cached = True
-                if n % 200 == 199:
+                now = time.monotonic()
+                if _worth_showing(now - shown, now - started, n + 1, len(ordered)):
                     self._on_results()  # show cached verdicts as they come
+                    shown = now
+                    fresh_cached = False
                 continue
             if self.offline:
                 self._missed.add(identity)
@@ -245,6 +252,16 @@ class Scheduler:
         if not self._running and not self._queued and self._total:
             self._progress.end(f"Verified {self._done} references")
             self._done = self._total = 0
+
+
+def _worth_showing(since_shown: float, elapsed: float, done: int, total: int) -> bool:
+    """Whether a long pass over cached answers should show its verdicts so far: at most
+    every ``SHOW_CACHED_EVERY_S``, and not when the rest should take less than half that.
+    Each showing re-judges and re-sends the documents, and the server holds back a showing
+    that follows another too closely, so one just before the end would delay the last."""
+    if since_shown < SHOW_CACHED_EVERY_S:
+        return False
+    return elapsed / done * (total - done) >= SHOW_CACHED_EVERY_S / 2
 
 
 def wanted_references(

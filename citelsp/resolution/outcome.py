@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
+from functools import lru_cache
 from typing import Literal
 
 from citelsp.documents.model import Person
@@ -62,17 +63,34 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict) -> Record:
-        """The inverse of ``to_dict``; unknown keys (a newer writer's) are ignored."""
-        values = {k: v for k, v in data.items() if k in _RECORD_FIELDS}
+        """The inverse of ``to_dict``: unknown keys (a newer writer's) are ignored, missing
+        ones take their defaults, a missing ``source`` is a ``TypeError`` as in ``__init__``.
+
+        The instance is filled directly: the frozen ``__init__`` sets each of twenty fields
+        through ``object.__setattr__``, and a cached reopen decodes thousands of records."""
+        if "source" not in data:
+            raise TypeError("Record.from_dict: no source")
+        values = {**_RECORD_DEFAULTS, **data}
+        if len(values) > len(_RECORD_DEFAULTS) + 1:
+            values = {k: v for k, v in values.items() if k in _RECORD_DEFAULTS or k == "source"}
         for name in _RECORD_TUPLES:
-            values[name] = tuple(values.get(name) or ())
-        values["authors"] = tuple([Person(**p) for p in values.get("authors") or ()])
-        values["retractions"] = tuple([Retraction(**r) for r in values.get("retractions") or ()])
-        return cls(**values)
+            values[name] = tuple(values[name] or ())
+        values["authors"] = tuple([_person(**p) for p in values["authors"] or ()])
+        values["retractions"] = tuple([Retraction(**r) for r in values["retractions"] or ()])
+        record = object.__new__(cls)
+        record.__dict__.update(values)
+        return record
 
 
-_RECORD_FIELDS = frozenset(f.name for f in fields(Record))
+_RECORD_DEFAULTS = {f.name: f.default for f in fields(Record) if f.name != "source"}
 _RECORD_TUPLES = ("titles", "short_titles", "years", "venue_aliases", "issns")
+
+
+@lru_cache(maxsize=65536)
+def _person(**fields: str | bool) -> Person:
+    """One shared (immutable) Person per name: the records of one work from several sources,
+    and the candidates of many title searches, name the same people over and over."""
+    return Person(**fields)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,59 @@
+"""The server's background scheduler: how a pass over cached answers shows its verdicts."""
+
+from __future__ import annotations
+
+from citelsp.documents.bibtex import parse_bibtex
+from citelsp.lsp import verification
+from citelsp.lsp.verification import SHOW_CACHED_EVERY_S, Scheduler
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CachedOnly:
+    """An engine whose every reference is answered from the cache in ``seconds``."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self.clock = clock
+        self.seconds = seconds
+
+    async def cached(self, ref):
+        self.clock.now += self.seconds
+        return ("resolution of", ref.key)
+
+
+def library(n: int):
+    text = "".join(f"@misc{{k{i},\n  title = {{Work number {i}}},\n  year = {{2020}},\n}}\n"
+                   for i in range(n))
+    return list(parse_bibtex("file:///refs.bib", text).references)
+
+
+async def shown_at(monkeypatch, refs, seconds: float) -> tuple[list[float], Clock]:
+    clock = Clock()
+    monkeypatch.setattr(verification.time, "monotonic", clock)
+    shown: list[float] = []
+    scheduler = Scheduler(lambda: shown.append(clock.now))
+    scheduler.engine = CachedOnly(clock, seconds)
+    await scheduler.want(refs)
+    assert all(scheduler.result_for(r) == ("resolution of", r.key) for r in refs)
+    return shown, clock
+
+
+async def test_a_short_cached_pass_shows_its_verdicts_once_at_the_end(monkeypatch):
+    shown, clock = await shown_at(monkeypatch, library(300), 0.002)
+    assert shown == [clock.now]
+
+
+async def test_a_long_cached_pass_shows_verdicts_as_they_come_but_not_just_before_the_end(
+        monkeypatch):
+    refs = library(100)
+    shown, clock = await shown_at(monkeypatch, refs, 0.05)
+    assert len(shown) >= 4 and shown[-1] == clock.now
+    gaps = [b - a for a, b in zip([100.0, *shown], shown, strict=False)]
+    assert all(gap >= SHOW_CACHED_EVERY_S for gap in gaps[:-1])
+    assert gaps[-1] >= SHOW_CACHED_EVERY_S / 2, "the last showing is not held back by one"
