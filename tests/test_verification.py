@@ -37,7 +37,7 @@ async def shown_at(monkeypatch, refs, seconds: float) -> tuple[list[float], Cloc
     clock = Clock()
     monkeypatch.setattr(verification.time, "monotonic", clock)
     shown: list[float] = []
-    scheduler = Scheduler(lambda: shown.append(clock.now))
+    scheduler = Scheduler(lambda urgent=False: shown.append(clock.now))
     scheduler.engine = CachedOnly(clock, seconds)
     await scheduler.want(refs)
     assert all(scheduler.result_for(r) == ("resolution of", r.key) for r in refs)

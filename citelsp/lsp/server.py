@@ -29,7 +29,7 @@ from citelsp.verdict.placement import shown
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
                         "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
-RESULTS_PUBLISH_MS = 500
+RESULTS_PUBLISH_MS = 1000
 """How often arriving verdicts re-publish: often enough to feel live, rarely enough that
 publishing never crowds out hovers and completions while hundreds of lookups run."""
 UNREACHABLE_STREAK = 5
@@ -231,9 +231,13 @@ class CitelspServer(LanguageServer):
 
         self.state.debounce("verify", start, delay_ms=max(self.state.settings.debounce_ms, 300))
 
-    def results_arrived(self) -> None:
-        """New verification results: re-publish (coalesced) and watch for a dead network."""
-        self.state.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
+    def results_arrived(self, urgent: bool = False) -> None:
+        """New verification results: re-publish (throttled, or now when ``urgent``) and watch
+        for a dead network."""
+        if urgent:
+            self.state.debounce("publish", self.publish_open, delay_ms=0)
+        else:
+            self.state.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
         scheduler = self.state.scheduler
         if scheduler.offline or not scheduler.results:
             return

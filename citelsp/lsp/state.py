@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class ServerState:
-    def __init__(self, on_results: Callable[[], None], progress: Progress | None = None,
+    def __init__(self, on_results: Callable[..., None], progress: Progress | None = None,
                  settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.corpus = Corpus(self.settings)

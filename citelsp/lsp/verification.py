@@ -37,7 +37,9 @@ class Progress:
 
 
 class Scheduler:
-    def __init__(self, on_results: Callable[[], None], progress: Progress | None = None) -> None:
+    def __init__(self, on_results: Callable[..., None], progress: Progress | None = None) -> None:
+        """``on_results(urgent=False)`` is called as answers arrive; ``urgent`` when a batch of
+        cached verdicts is complete and should be shown without waiting."""
         self.engine: Engine | None = None
         self.results: dict[str, Resolution] = {}
         self._on_results = on_results
@@ -159,7 +161,7 @@ class Scheduler:
                         if i in self._queued and i not in ordered]
         heapq.heapify(self._queue)
         if fresh_cached:
-            self._on_results()
+            self._on_results(True)  # the cached pass is over: show it now
         self._start()
 
     def reverify(self, refs: Iterable[Reference]) -> None:
