@@ -16,9 +16,8 @@ from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.project import Corpus
 from citelsp.documents.text import cheap_title_key, normalize_title
-from citelsp.resolution.identifiers import ReferenceIds, identifiers_of
+from citelsp.resolution.identifiers import reference_ids
 
-_IDENTIFIERS: weakref.WeakKeyDictionary[Reference, ReferenceIds] = weakref.WeakKeyDictionary()
 _WORK_KEYS: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
 _ORPHANS: weakref.WeakKeyDictionary[Reference, Problem] = weakref.WeakKeyDictionary()
 _INDEXES: dict[tuple[str, ...], EntryIndex] = {}
@@ -71,7 +70,7 @@ def _work_keys(ref: Reference) -> tuple[str | None, str | None, str | None]:
     """DOI, arXiv id and cheap title fold of one entry, remembered per entry object."""
     keys = _WORK_KEYS.get(ref)
     if keys is None:
-        ids = _identifiers(ref)
+        ids = reference_ids(ref)
         raw = ref.value("title")
         keys = _WORK_KEYS[ref] = (
             ids.doi.value if ids.doi is not None else None,
@@ -79,13 +78,6 @@ def _work_keys(ref: Reference) -> tuple[str | None, str | None, str | None]:
             cheap_title_key(raw) if raw else None,
         )
     return keys
-
-
-def _identifiers(ref: Reference) -> ReferenceIds:
-    ids = _IDENTIFIERS.get(ref)
-    if ids is None:
-        ids = _IDENTIFIERS[ref] = identifiers_of(ref)
-    return ids
 
 
 def detect_dangling_citations(corpus: Corpus, manuscript: Manuscript) -> list[Problem]:
@@ -145,7 +137,7 @@ class EntryIndex:
                 self.colliding.discard(group)
         if remove:
             self.invalid.pop(id(ref), None)
-        elif any(p.code == "INVALID_IDENTIFIER" for p in _identifiers(ref).problems):
+        elif any(p.code == "INVALID_IDENTIFIER" for p in reference_ids(ref).problems):
             self.invalid[id(ref)] = ref
 
     def problems(self, bib: Bibliography) -> list[Problem]:
@@ -154,7 +146,7 @@ class EntryIndex:
             self._duplicate_keys(own)
             + self._duplicate_works(own)
             + [p for r in _in_order(r for i, r in self.invalid.items() if i in own)
-               for p in _invalid_identifiers(r)]
+               for p in _invalidreference_ids(r)]
         )
 
     def _duplicate_keys(self, own: set[int]) -> list[Problem]:
@@ -213,11 +205,11 @@ def _in_order(refs: Iterable[Reference]) -> list[Reference]:
     return sorted(refs, key=lambda r: (r.uri, r.span.start))
 
 
-def _invalid_identifiers(r: Reference) -> list[Problem]:
+def _invalidreference_ids(r: Reference) -> list[Problem]:
     return [
         Problem(code=p.code, span=r.span_of(p.field), message=p.message,
                 severity=Severity.WARNING, key=r.key)
-        for p in _identifiers(r).problems
+        for p in reference_ids(r).problems
         if p.code == "INVALID_IDENTIFIER"
     ]
 

@@ -20,11 +20,11 @@ from citelsp.lsp.state import ServerState
 from citelsp.lsp.verification import Progress, wanted_references
 from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
-from citelsp.reports.rows import SEVERITY_PRIORITY
 from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 from citelsp.spans import Span
 from citelsp.verdict.decisions import Decision, PermanentRejection
 from citelsp.verdict.placement import shown
+from citelsp.verdict.reasons import severity_priority
 
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
@@ -170,7 +170,7 @@ class CitelspServer(LanguageServer):
         ascii_text = doc.text.isascii()  # then columns are the same in every encoding
         converted: dict[tuple, types.Diagnostic] = {}
         diagnostics = []
-        for problem in [p for p in local if shown(SEVERITY_PRIORITY[p.severity], min_priority)
+        for problem in [p for p in local if shown(severity_priority(p.severity), min_priority)
                         ] + verification:
             try:
                 diagnostics.append(self._diagnostic(problem, index, previous, converted,
@@ -425,24 +425,20 @@ def create_server() -> CitelspServer:
         corpus = ls.state.corpus
         if isinstance(doc, Manuscript):
             citation = corpus.citation_at(doc, offset)
-            if citation is None and doc.inline is not None:
-                entry = corpus.reference_at(doc.inline, offset)
-                if entry is not None:
-                    return hover.lsp_hover(ls.hover_text(entry),
-                                           ls.range_for(doc.uri, entry.key_span))
-            if citation is None or citation.wildcard:
+            if citation is not None:
+                if citation.wildcard:
+                    return None
+                refs = corpus.resolve(doc, citation).references
+                text = ls.hover_text(refs[0]) if refs else (
+                    f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript")
+                return hover.lsp_hover(text, ls.range_for(doc.uri, citation.span))
+            doc = doc.inline  # front-matter references
+            if doc is None:
                 return None
-            refs = corpus.resolve(doc, citation).references
-            if not refs:
-                return hover.lsp_hover(
-                    f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript",
-                    ls.range_for(doc.uri, citation.span),
-                )
-            return hover.lsp_hover(ls.hover_text(refs[0]), ls.range_for(doc.uri, citation.span))
         ref = corpus.reference_at(doc, offset)
         if ref is None:
             return None
-        return hover.lsp_hover(ls.hover_text(ref), ls.range_for(doc.uri, ref.key_span))
+        return hover.lsp_hover(ls.hover_text(ref), ls.range_for(ref.uri, ref.key_span))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: CitelspServer, params: types.DefinitionParams) -> list[types.Location]:

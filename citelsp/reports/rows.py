@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from citelsp.check import CheckResult
 from citelsp.documents.model import Severity
 from citelsp.documents.project import uri_to_path
 from citelsp.spans import LineIndex
+from citelsp.verdict.reasons import severity_priority
 
-SEVERITY_PRIORITY = {
-    Severity.ERROR: "P0",
-    Severity.WARNING: "P1",
-    Severity.INFORMATION: "P2",
-    Severity.HINT: "P3",
-}
 SEVERITY_NAME = {
     Severity.ERROR: "error",
     Severity.WARNING: "warning",
@@ -47,26 +41,30 @@ def display_path(uri: str) -> str:
         return str(path)
 
 
+def _text(result: CheckResult, uri: str) -> str:
+    doc = result.documents.get(uri)
+    if doc is not None:
+        return doc.text
+    path = uri_to_path(uri)
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
 def rows(result: CheckResult) -> list[Row]:
-    indexes: dict[str, LineIndex] = {}
+    files: dict[str, tuple[str, LineIndex]] = {}
     out = []
     for uri, problem in result.problems:
-        doc = result.documents.get(uri)
-        if doc is None:
-            text = Path(uri_to_path(uri)).read_text(encoding="utf-8", errors="replace") \
-                if uri_to_path(uri).exists() else ""
-        else:
-            text = doc.text
-        index = indexes.get(uri) or indexes.setdefault(uri, LineIndex(text))
+        if uri not in files:  # one read, one line index and one display path per file
+            files[uri] = (display_path(uri), LineIndex(_text(result, uri)))
+        path, index = files[uri]
         out.append(Row(
-            path=display_path(uri),
+            path=path,
             uri=uri,
             start=index.position(problem.span.start),
             end=index.position(problem.span.end),
             severity=problem.severity,
             code=problem.code,
             message=problem.message,
-            priority=problem.priority or SEVERITY_PRIORITY[problem.severity],
+            priority=problem.priority or severity_priority(problem.severity),
             key=problem.key,
         ))
     out.sort(key=lambda r: (r.path, r.start, r.code))

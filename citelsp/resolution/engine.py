@@ -20,7 +20,7 @@ from citelsp.documents.model import Reference
 from citelsp.resolution import cache as answer_cache
 from citelsp.resolution.chinese_literature import is_applicable
 from citelsp.resolution.http import HttpClient
-from citelsp.resolution.identifiers import identifiers_of
+from citelsp.resolution.identifiers import reference_ids
 from citelsp.resolution.resolve import (
     ARXIV_RECHECK_DELAY_S,
     Context,
@@ -40,7 +40,7 @@ def reference_identity(ref: Reference) -> str:
     """What a resolution depends on: identifiers, title, year and authors — and, for Chinese
     literature checked by PubMed coordinates, the journal, volume, pages and ISSN too."""
     work = ref.work
-    identity = identity_of(identifiers_of(ref), work)
+    identity = identity_of(reference_ids(ref), work)
     if is_applicable(work):
         coordinates = (work.venue, work.volume, work.issue, work.pages, work.issn, work.language)
         identity += ":" + hashlib.sha256(repr(coordinates).encode()).hexdigest()[:8]

@@ -9,6 +9,7 @@ letter case compare equal.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
@@ -280,3 +281,18 @@ def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
             if arxiv is None:
                 arxiv = reader.arxiv(source, m.group(1))
     return ReferenceIds(doi, arxiv, tuple(reader.problems))
+
+
+_REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def reference_ids(ref: Reference) -> ReferenceIds:
+    """``identifiers_of(ref)`` for today, remembered per entry object: the parser keeps an
+    unchanged entry as the same object, so checks and identities read each entry once."""
+    today = date.today()
+    known = _REMEMBERED.get(ref)
+    if known is None or known[0] != today:
+        known = _REMEMBERED[ref] = (today, identifiers_of(ref, today))
+    return known[1]

@@ -24,6 +24,9 @@ _PRIORITY_SEVERITY = {
 }
 
 
+_SEVERITY_PRIORITY = {severity: priority for priority, severity in _PRIORITY_SEVERITY.items()}
+
+
 @dataclass(frozen=True)
 class ReasonInfo:
     code: str
@@ -40,6 +43,12 @@ class ReasonInfo:
 
 def priority_severity(priority: str) -> Severity:
     return _PRIORITY_SEVERITY[priority]
+
+
+def severity_priority(severity: Severity) -> str:
+    """The priority a local finding counts as (``--fail-on``, ``minPriority``): Error as P0,
+    Warning as P1, Information as P2, Hint as P3."""
+    return _SEVERITY_PRIORITY[severity]
 
 
 def priority_rank(priority: str | None) -> int:
