@@ -34,9 +34,10 @@ if __package__ in (None, ""):  # run as a script: make ``citelsp`` and ``bench``
 import bibtexparser  # noqa: E402
 
 from bench.simindex import SimIndex, SimIndexServer, real_works  # noqa: E402
+from citelsp.check import Verified, verify_all  # noqa: E402
 from citelsp.config import Settings  # noqa: E402
 from citelsp.documents.bibtex import parse_bibtex  # noqa: E402
-from citelsp.resolution.engine import Engine, Verified  # noqa: E402
+from citelsp.resolution.engine import Engine  # noqa: E402
 from citelsp.resolution.identifiers import identifiers_of  # noqa: E402
 
 FIXTURES = ROOT / "fixtures" / "hallmark"
@@ -164,8 +165,8 @@ async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16
         engine = Engine(settings)
         started = time.perf_counter()
         try:
-            verified = await engine.verify_all(
-                [refs[r.key] for r in rows if r.key in refs], concurrency=concurrency)
+            verified = await verify_all(engine, [refs[r.key] for r in rows if r.key in refs],
+                                        concurrency=concurrency)
         finally:
             await engine.aclose()
         seconds = time.perf_counter() - started

@@ -6,7 +6,7 @@ Reports render the result; the command line only parses arguments and picks an e
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,10 +17,33 @@ from citelsp.checks import problems_for
 from citelsp.config import Settings
 from citelsp.documents.model import Citation, Manuscript, Problem, Reference, Severity
 from citelsp.documents.project import Corpus, Document, path_to_uri
-from citelsp.resolution.engine import Engine, Verified
-from citelsp.verdict.decisions import Decision, DecisionStore, identity_of
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.engine import DEFAULT_CONCURRENCY, Engine
+from citelsp.resolution.identity import identity_of
+from citelsp.verdict.checklist import Judgement
+from citelsp.verdict.decisions import Decision, DecisionStore
+from citelsp.verdict.judge import judge
 from citelsp.verdict.placement import verification_problems
 from citelsp.verdict.reduce import summary_outcomes
+
+
+@dataclass
+class Verified:
+    """A reference with its resolution and what was judged from it."""
+
+    reference: Reference
+    resolution: Resolution
+    verification: Judgement
+
+
+async def verify_all(engine: Engine, refs: Iterable[Reference], *, refresh: bool = False,
+                     on_done: Callable[[int, int], None] | None = None,
+                     concurrency: int = DEFAULT_CONCURRENCY) -> list[Verified]:
+    """Resolve every reference through ``engine`` and judge each resolution."""
+    refs = list(refs)
+    resolutions = await engine.resolve_all(refs, refresh=refresh, on_done=on_done,
+                                           concurrency=concurrency)
+    return [Verified(r, res, judge(r, res)) for r, res in zip(refs, resolutions, strict=True)]
 
 
 @dataclass
@@ -130,10 +153,8 @@ async def run_check(
     if verify and references:
         engine = Engine(settings, transport=transport)
         try:
-            verified = await engine.verify_all(
-                references.values(), refresh=refresh,
-                on_done=(lambda _v, done, total: progress(done, total)) if progress else None,
-            )
+            verified = await verify_all(engine, references.values(), refresh=refresh,
+                                        on_done=progress)
         finally:
             await engine.aclose()
         store = DecisionStore(decisions_root or root)

@@ -125,7 +125,8 @@ def check(ns: argparse.Namespace) -> int:
 def decide(ns: argparse.Namespace) -> int:
     from citelsp.documents.project import Corpus
     from citelsp.resolution.identifiers import identifiers_of
-    from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection, identity_of
+    from citelsp.resolution.identity import identity_of
+    from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection
 
     root = (ns.root or Path.cwd()).resolve()
     settings = _settings(ns)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from citelsp.check import Verified, verify_all
 from citelsp.config import Endpoint, Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Person, Work
@@ -27,7 +28,7 @@ from citelsp.resolution.chinese_literature import (
     structural_conflicts,
 )
 from citelsp.resolution.doi_registry import CSL_JSON
-from citelsp.resolution.engine import Engine, Verified
+from citelsp.resolution.engine import Engine
 from citelsp.resolution.outcome import Outcome, Record
 from tests.apiserver import ApiServer, fixture
 from tests.test_check_e2e import assert_valid_report, by_key, reasons, run_cli
@@ -109,7 +110,7 @@ def entry(key: str = "cn", *, title: str = TITLE, doi: str | None = None,
 async def verify(settings: Settings, text: str) -> tuple[dict[str, Verified], Engine]:
     engine = Engine(settings, arxiv_recheck_delay=0.01)
     try:
-        done = await engine.verify_all(list(parse_bibtex("file:///w/refs.bib", text).references))
+        done = await verify_all(engine, list(parse_bibtex("file:///w/refs.bib", text).references))
     finally:
         await engine.aclose()
     return {v.reference.key: v for v in done}, engine

@@ -5,7 +5,8 @@ import pytest
 
 from citelsp.documents.model import Person, Work
 from citelsp.resolution.identifiers import Identifier, ReferenceIds
-from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection, identity_of
+from citelsp.resolution.identity import identity_of
+from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection
 
 WORK = Work(title="Attention Is All You Need", authors=(Person("Vaswani", "A."),), year=2017)
 IDS = ReferenceIds(doi=Identifier("doi", "10.5555/x", "doi", "10.5555/X"))

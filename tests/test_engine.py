@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from citelsp.check import Verified, verify_all
 from citelsp.config import Endpoint, Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Reference
-from citelsp.resolution import resolve
+from citelsp.resolution import asking
 from citelsp.resolution.crossref import parse_work
-from citelsp.resolution.engine import Engine, Verified
+from citelsp.resolution.engine import Engine
 from tests.apiserver import ApiServer, fixture, load_default_routes
 
 FAST_RECHECK = 0.3
@@ -39,7 +40,7 @@ def entry(key: str, title: str, *, author: str = "Bran, Andres M.", year: int = 
 async def verify(settings: Settings, text: str, **engine_kwargs) -> dict[str, Verified]:
     engine = Engine(settings, **{"arxiv_recheck_delay": FAST_RECHECK, **engine_kwargs})
     try:
-        done = await engine.verify_all(bib_refs(text))
+        done = await verify_all(engine, bib_refs(text))
     finally:
         await engine.aclose()
     return {v.reference.key: v for v in done}
@@ -234,7 +235,7 @@ async def test_arxiv_error_feed_is_an_invalid_identifier_never_a_refutation(
 
 
 def test_arxiv_recheck_waits_three_seconds_by_default(api_settings):
-    assert resolve.ARXIV_RECHECK_DELAY_S == 3.0
+    assert asking.ARXIV_RECHECK_DELAY_S == 3.0
     engine = Engine(api_settings)
     assert engine.context().arxiv_recheck_delay == 3.0
     asyncio.run(engine.aclose())
@@ -321,10 +322,10 @@ async def test_references_run_concurrently_while_each_host_is_paced(
 
     engine = Engine(settings)
     try:
-        await engine.verify_all(bib_refs(cited_as_recorded(PACED_DOIS[0], "warm")))
+        await verify_all(engine, bib_refs(cited_as_recorded(PACED_DOIS[0], "warm")))
         slow_before, paced_before = len(api_server.requests), len(paced_server.requests)
         started = time.monotonic()
-        verified = await engine.verify_all(bib_refs(text))
+        verified = await verify_all(engine, bib_refs(text))
         elapsed = time.monotonic() - started
     finally:
         await engine.aclose()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 
+from citelsp.check import verify_all
 from citelsp.resolution import cache as cache_module
 from citelsp.resolution.cache import DAY_S, AnswerCache
 from citelsp.resolution.crossref import parse_work
@@ -25,7 +26,7 @@ REAL_DOI = "10.1038/s42256-024-00832-8"
 async def verify(settings, text: str, **kwargs):
     engine = Engine(settings, arxiv_recheck_delay=0.05)
     try:
-        return {v.reference.key: v for v in await engine.verify_all(bib_refs(text), **kwargs)}
+        return {v.reference.key: v for v in await verify_all(engine, bib_refs(text), **kwargs)}
     finally:
         await engine.aclose()
 

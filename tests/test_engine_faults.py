@@ -11,6 +11,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from citelsp.check import verify_all
 from citelsp.resolution import http as http_module
 from citelsp.resolution.engine import Engine
 from tests.apiserver import PREFIXES, ApiServer
@@ -86,7 +87,7 @@ async def test_fault_gives_no_verdict_and_no_stray_request(
     transport = RecordingTransport()
     engine = Engine(settings, transport=transport, arxiv_recheck_delay=0.05)
     try:
-        verified = await engine.verify_all(bib_refs(REFS))
+        verified = await verify_all(engine, bib_refs(REFS))
     finally:
         await engine.aclose()
 
@@ -109,7 +110,7 @@ async def test_a_429_storm_is_retried_a_limited_number_of_times(
     api_server.fail("semantic_scholar", 503)
     engine = Engine(api_settings)
     try:
-        [v] = await engine.verify_all(bib_refs(REFS.split("@article{nodoi")[0]))
+        [v] = await verify_all(engine, bib_refs(REFS.split("@article{nodoi")[0]))
     finally:
         await engine.aclose()
     assert v.verification.verdict == "unresolvable"

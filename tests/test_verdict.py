@@ -8,7 +8,7 @@ import jsonschema
 from citelsp.documents.model import Person, Severity, Work
 from citelsp.resolution.identifiers import Identifier, ReferenceIds
 from citelsp.resolution.outcome import FieldConflict, Outcome, Record, Retraction
-from citelsp.verdict.checklist import Verification, build_verification
+from citelsp.verdict.checklist import Judgement, build_judgement
 from citelsp.verdict.reasons import (
     PRIORITY_ORDER,
     README_URL,
@@ -268,7 +268,7 @@ RECORD = Record(
 ITEM_VALIDATOR = jsonschema.Draft202012Validator(ITEM_SCHEMA)
 
 
-def check_contract(v: Verification) -> None:
+def check_contract(v: Judgement) -> None:
     """DESIGN.md §6 for any verification: one item unless clean true, valid item, wording."""
     prioritized = [f for f in v.findings if f.priority is not None]
     assert (v.item is None) == (not prioritized)
@@ -289,8 +289,8 @@ def check_contract(v: Verification) -> None:
         assert v.item.reason_code not in v.item.other_reasons
 
 
-def verify(outcomes, *, work=WORK, ids=IDS, entry_type="inproceedings", **kw) -> Verification:
-    v = build_verification("vaswani2017", entry_type, work, ids, outcomes, **kw)
+def verify(outcomes, *, work=WORK, ids=IDS, entry_type="inproceedings", **kw) -> Judgement:
+    v = build_judgement("vaswani2017", entry_type, work, ids, outcomes, **kw)
     check_contract(v)
     return v
 

@@ -10,7 +10,13 @@ from enum import IntEnum
 from functools import cached_property
 from typing import Literal
 
+from citelsp.documents.works import Person, Work, work_of
 from citelsp.spans import Span
+
+__all__ = [
+    "Anchor", "Bibliography", "Citation", "Field", "Location", "Manuscript", "Person",
+    "Problem", "Reference", "Severity", "SpanBase", "Work",
+]
 
 SourceFormat = Literal["bibtex", "csl-json", "csl-yaml"]
 CitationSyntax = Literal["marker", "pandoc", "latex"]
@@ -43,20 +49,6 @@ class Problem:
     related: tuple[Location, ...] = ()
     priority: str | None = None
     """Checklist priority (P0–P3) for verification findings; None for local checks."""
-
-
-@dataclass(frozen=True)
-class Person:
-    """One name. ``literal`` marks an organization (braced in BibTeX, CSL ``literal``)."""
-
-    family: str
-    given: str = ""
-    literal: bool = False
-
-    def display(self) -> str:
-        if self.literal or not self.given:
-            return self.family
-        return f"{self.given} {self.family}"
 
 
 class SpanBase:
@@ -151,25 +143,6 @@ class Field:
         )
 
 
-@dataclass(frozen=True)
-class Work:
-    """What a reference claims about the work it cites, decoded for comparison and display."""
-
-    title: str | None = None
-    authors: tuple[Person, ...] = ()
-    year: int | None = None
-    venue: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
-    publisher: str | None = None
-    url: str | None = None
-    issn: tuple[str, ...] = ()
-    language: str | None = None
-    manual: bool = False
-    has_et_al: bool = False
-
-
 class Reference:
     """One bibliography entry (BibTeX entry or CSL item), compared by identity.
 
@@ -261,8 +234,6 @@ class Reference:
     @cached_property
     def work(self) -> Work:
         """Decoded lazily: a large library is never decoded up front."""
-        from citelsp.documents.works import work_of
-
         return work_of(self)
 
     def span_of(self, name: str | None) -> Span:

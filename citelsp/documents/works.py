@@ -1,16 +1,18 @@
-"""What a reference claims about its work, decoded for comparison and display.
+"""What a reference claims about its work (``Work``, ``Person``), decoded for comparison
+and display.
 
 ``Reference.work`` calls ``work_of`` lazily, so a large library is decoded only where a
 check or a lookup needs it. Identifiers (DOI, arXiv) are not part of a Work: they are read
-from the raw fields by the resolution layer.
+from the raw fields by the resolution layer. This module sits below ``model`` (which
+re-exports ``Work`` and ``Person``) and reads an entry through the small ``Entry`` protocol.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from citelsp.documents.model import Person, Reference, Work
 from citelsp.documents.text import clean_markup, collapse_whitespace, latex_decode
 from citelsp.documents.text import unescape_latex_chars as unescape
 
@@ -23,7 +25,49 @@ _SPACES = re.compile(r"\s+")
 _BRACE = re.compile(r"[{}]")
 
 
-def work_of(ref: Reference) -> Work:
+class Entry(Protocol):
+    """What ``work_of`` reads of a ``model.Reference``."""
+
+    source_format: str
+    csl: dict | None
+
+    def value(self, name: str) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Person:
+    """One name. ``literal`` marks an organization (braced in BibTeX, CSL ``literal``)."""
+
+    family: str
+    given: str = ""
+    literal: bool = False
+
+    def display(self) -> str:
+        if self.literal or not self.given:
+            return self.family
+        return f"{self.given} {self.family}"
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a reference claims about the work it cites, decoded for comparison and display."""
+
+    title: str | None = None
+    authors: tuple[Person, ...] = ()
+    year: int | None = None
+    venue: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    publisher: str | None = None
+    url: str | None = None
+    issn: tuple[str, ...] = ()
+    language: str | None = None
+    manual: bool = False
+    has_et_al: bool = False
+
+
+def work_of(ref: Entry) -> Work:
     if ref.source_format == "bibtex":
         return _bibtex_work(ref)
     return _csl_work(ref.csl or {})
@@ -32,7 +76,7 @@ def work_of(ref: Reference) -> Work:
 # --- BibTeX ----------------------------------------------------------------------------------
 
 
-def _bibtex_work(ref: Reference) -> Work:
+def _bibtex_work(ref: Entry) -> Work:
     def decoded(*names: str) -> str | None:
         for name in names:
             value = ref.value(name)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
-from citelsp.check import Checked, decided_problems
+from citelsp.check import Checked, Verified, decided_problems
 from citelsp.documents.model import Bibliography, Citation, Manuscript, Problem, Reference, Severity
 from citelsp.documents.project import Corpus, Document
 from citelsp.lsp.verification import Scheduler
-from citelsp.resolution.engine import Verified, judge
-from citelsp.resolution.resolve import Resolution
+from citelsp.resolution.asking import Resolution
 from citelsp.verdict.decisions import DecisionStore
+from citelsp.verdict.judge import judge
 
 
 class Findings:

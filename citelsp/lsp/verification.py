@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable
 from citelsp.config import Settings
 from citelsp.documents.model import Bibliography, Manuscript, Reference
 from citelsp.documents.project import Corpus
-from citelsp.resolution.engine import Engine, reference_identity
-from citelsp.resolution.resolve import Resolution
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.engine import Engine
+from citelsp.resolution.identity import reference_identity
 
 log = logging.getLogger(__name__)
 

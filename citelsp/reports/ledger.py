@@ -6,7 +6,7 @@ import json
 import uuid
 
 from citelsp.check import Checked, CheckResult
-from citelsp.verdict.decisions import identity_of
+from citelsp.resolution.identity import identity_of
 
 VERIFICATION = {"true": "verified", "false": "refuted", "unresolvable": "undetermined"}
 STATE = {"matched": "ai_verified", "unmatched": "unverified", "unreachable": "needs_human_check"}

@@ -20,11 +20,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import quote, quote_plus
 
 from citelsp.documents.model import Work
 from citelsp.documents.text import cn_titles_equal, has_han, normalize_cn_title
+from citelsp.resolution.asking import Asked
 from citelsp.resolution.doi_registry import DoiRegistryClient
 from citelsp.resolution.identifiers import Identifier, ReferenceIds, doi_prefix
 from citelsp.resolution.outcome import (
@@ -45,9 +46,6 @@ from citelsp.resolution.pubmed import (
     journal_term,
 )
 from citelsp.resolution.records import first_page
-
-if TYPE_CHECKING:
-    from citelsp.resolution.resolve import Asked
 
 RESOLVER = "chinese_literature"
 CHINESE_AGENCIES = frozenset({"istic", "cnki"})

@@ -8,7 +8,6 @@ still sees requests at the interval it asks for.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,48 +17,15 @@ import httpx
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
 from citelsp.resolution import cache as answer_cache
-from citelsp.resolution.chinese_literature import is_applicable
+from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Resolution
 from citelsp.resolution.http import HttpClient
-from citelsp.resolution.identifiers import reference_ids
-from citelsp.resolution.resolve import (
-    ARXIV_RECHECK_DELAY_S,
-    Context,
-    Resolution,
-    resolve_reference,
-)
+from citelsp.resolution.identity import reference_identity
+from citelsp.resolution.resolve import resolve_reference
 from citelsp.resolution.sources import Sources
-from citelsp.verdict.checklist import Verification, build_verification
-from citelsp.verdict.decisions import identity_of
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 16
-
-
-def reference_identity(ref: Reference) -> str:
-    """What a resolution depends on: identifiers, title, year and authors — and, for Chinese
-    literature checked by PubMed coordinates, the journal, volume, pages and ISSN too."""
-    work = ref.work
-    identity = identity_of(reference_ids(ref), work)
-    if is_applicable(work):
-        coordinates = (work.venue, work.volume, work.issue, work.pages, work.issn, work.language)
-        identity += ":" + hashlib.sha256(repr(coordinates).encode()).hexdigest()[:8]
-    return identity
-
-
-def judge(ref: Reference, resolution: Resolution) -> Verification:
-    """The verdict and checklist item for ``ref`` from stored outcomes (no network).
-
-    Recomputed on every edit, so a venue or page change re-checks accuracy without a lookup.
-    """
-    return build_verification(
-        ref.key,
-        ref.entry_type,
-        ref.work,
-        resolution.ids,
-        resolution.outcomes,
-        retraction=resolution.retraction,
-    )
 
 
 @dataclass
@@ -68,13 +34,6 @@ class _Shared:
 
     task: asyncio.Future[Resolution]
     waiters: int = 0
-
-
-@dataclass
-class Verified:
-    reference: Reference
-    resolution: Resolution
-    verification: Verification
 
 
 class Engine:
@@ -144,28 +103,27 @@ class Engine:
         resolution = await resolve_reference(ref, context)
         return resolution if resolution.complete else None
 
-    async def verify_all(
+    async def resolve_all(
         self,
         refs: Iterable[Reference],
         *,
         refresh: bool = False,
         concurrency: int = DEFAULT_CONCURRENCY,
-        on_done: Callable[[Verified, int, int], None] | None = None,
-    ) -> list[Verified]:
-        """Verify every reference, at most ``concurrency`` at once; results in input order."""
+        on_done: Callable[[int, int], None] | None = None,
+    ) -> list[Resolution]:
+        """Resolve every reference, at most ``concurrency`` at once; results in input order."""
         refs = list(refs)
         limit = asyncio.Semaphore(concurrency)
         done = 0
 
-        async def one(ref: Reference) -> Verified:
+        async def one(ref: Reference) -> Resolution:
             nonlocal done
             async with limit:
                 resolution = await self.resolve(ref, refresh=refresh)
-            verified = Verified(ref, resolution, judge(ref, resolution))
             done += 1
             if on_done is not None:
-                on_done(verified, done, len(refs))
-            return verified
+                on_done(done, len(refs))
+            return resolution
 
         return list(await asyncio.gather(*(one(r) for r in refs)))
 

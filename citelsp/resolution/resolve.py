@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
 
 from citelsp.documents.model import Reference, Work
-from citelsp.resolution.cache import AnswerCache
+from citelsp.resolution.asking import Asked, Context, Resolution, ask
 from citelsp.resolution.chinese_literature import ChineseLiterature
 from citelsp.resolution.identifiers import (
     Identifier,
-    ReferenceIds,
     agency_resolver,
     arxiv_from_doi,
     doi_prefix,
@@ -38,10 +35,8 @@ from citelsp.resolution.outcome import (
     NotFound,
     Outcome,
     Record,
-    Retraction,
     Unreachable,
 )
-from citelsp.resolution.sources import Sources
 
 RESOLVERS = (
     "crossref",
@@ -53,9 +48,6 @@ RESOLVERS = (
     "chinese_literature",
 )
 TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar")
-RETRACTION_SOURCES = ("crossref", "openalex")
-"""Where retraction status comes from: Crossref ``updated-by``/``update-to``, OpenAlex."""
-ARXIV_RECHECK_DELAY_S = 3.0
 LABELS = {
     "crossref": "Crossref",
     "openalex": "OpenAlex",
@@ -65,70 +57,6 @@ LABELS = {
     "doi_registry": "doi.org",
     "chinese_literature": "Chinese-literature sources",
 }
-
-
-@dataclass
-class Context:
-    """What a resolution may use: sources, cache, and whether it may go to the network."""
-
-    sources: Sources
-    cache: AnswerCache | None = None
-    offline: bool = False
-    refresh: bool = False
-    """Bypass cached answers (re-verify now); fresh answers are still stored."""
-    today: date = field(default_factory=date.today)
-    arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S
-    """Seconds between the two arXiv ``id_list`` requests that must both miss (DESIGN.md §5)."""
-
-
-@dataclass
-class Asked:
-    """An answer with where it came from; ``answer`` is None when offline and not cached."""
-
-    answer: Answer | None
-    from_cache: bool = False
-    checked_at: datetime | None = None
-    age_days: float | None = None
-    stale: bool = False
-
-
-@dataclass
-class Resolution:
-    """Every resolver's outcome for one reference, plus what routing learned on the way."""
-
-    key: str
-    ids: ReferenceIds
-    outcomes: dict[str, Outcome]
-    retraction: Retraction | None = None
-    agency: str | None = None
-    authoritative: str | None = None
-    cache_age_days: float | None = None
-    cache_stale_advisory: bool = False
-    complete: bool = True
-    """False when an offline resolution lacked a cached answer it needed."""
-
-
-async def ask(ctx: Context, resolver: str, form: str, query: str,
-              call: Callable[[], Awaitable[Answer]]) -> Asked:
-    """Cache first (unless refreshing), then the network (unless offline); outages never stored."""
-    if ctx.cache is not None and not ctx.refresh:
-        hit = ctx.cache.get(resolver, form, query)
-        if hit is not None:
-            return Asked(hit.answer, True, hit.stored_at, hit.age_days, hit.stale)
-    if ctx.offline:
-        return Asked(None)
-    answer = await call()
-    if ctx.cache is not None and not isinstance(answer, Unreachable):
-        ctx.cache.put(resolver, form, query, answer, kind=_cache_kind(resolver, form, answer))
-    return Asked(answer, False, datetime.now(UTC), 0.0)
-
-
-def _cache_kind(resolver: str, form: str, answer: Answer) -> str | None:
-    """A record of the cited DOI from a retraction source carries retraction status, which
-    lives 30 days rather than a record's 90 (DESIGN.md §8)."""
-    if form == "doi" and resolver in RETRACTION_SOURCES and isinstance(answer, Found):
-        return "retraction"
-    return None
 
 
 class _Run:

@@ -90,7 +90,7 @@ class Finding:
 
 
 @dataclass
-class Verification:
+class Judgement:
     citation_key: str
     verdict: Verdict
     outcomes: dict[str, Outcome]
@@ -258,7 +258,7 @@ def _preferred_records(outcomes: Mapping[str, Outcome]) -> list[Record]:
     return [r for _, r in sorted(matched, key=lambda t: rank.get(t[0], len(rank)))]
 
 
-def build_verification(
+def build_judgement(
     ref_key: str,
     entry_type: str,
     work: Work,
@@ -267,7 +267,7 @@ def build_verification(
     *,
     retraction: Retraction | None = None,
     extra_reasons: Sequence[str] = (),
-) -> Verification:
+) -> Judgement:
     """Reduce one reference's outcomes to its verdict, findings and checklist item."""
     outcomes = dict(outcomes)
     _refute_impossible_arxiv(outcomes, ids, work)
@@ -302,7 +302,7 @@ def build_verification(
         found.add(code)
 
     findings = found.ranked()
-    return Verification(
+    return Judgement(
         ref_key,
         verdict,
         outcomes,

@@ -8,7 +8,6 @@ for its identity. The file is written atomically, and a file that cannot be read
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -17,10 +16,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-
-from citelsp.documents.model import Work
-from citelsp.documents.text import fold_name, normalize_title
-from citelsp.resolution.identifiers import ReferenceIds
 
 DecisionKind = Literal["verified", "rejected"]
 FILE_VERSION = 1
@@ -41,19 +36,6 @@ class Decision:
     decision: DecisionKind
     note: str = ""
     decided_at: str = field(default_factory=_now)
-
-
-def identity_of(ids: ReferenceIds, work: Work) -> str:
-    """A stable hash of what the entry cites: DOI, arXiv id, title, year, author families."""
-    parts = [
-        ids.doi.value if ids.doi else "",
-        ids.arxiv.value if ids.arxiv else "",
-        normalize_title(work.title or ""),
-        str(work.year or ""),
-        [fold_name(p.family) for p in work.authors],
-    ]
-    blob = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 class DecisionStore:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from citelsp.documents.model import Citation, Problem, Reference
-from citelsp.verdict.checklist import Verification
+from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.reasons import PRIORITY_ORDER, priority_severity
 
 FIELD_NAMES = {
@@ -36,7 +36,7 @@ def shown(priority: str | None, min_priority: str) -> bool:
 
 def verification_problems(
     ref: Reference,
-    verification: Verification,
+    verification: Judgement,
     citations: Iterable[Citation],
     *,
     min_priority: str = "P3",

@@ -1,0 +1,41 @@
+"""What an entry cites, as one stable string: the key results and decisions are stored under.
+
+A resolution depends on the identifiers, title, year and authors (and, for Chinese literature
+checked by PubMed coordinates, the journal coordinates too); a human decision on the first
+five. Editing anything else (venue, pages) keeps the identity, so stored answers are reused
+and only the accuracy checks are recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from citelsp.documents.model import Reference, Work
+from citelsp.documents.text import fold_name, normalize_title
+from citelsp.resolution.chinese_literature import is_applicable
+from citelsp.resolution.identifiers import ReferenceIds, reference_ids
+
+
+def identity_of(ids: ReferenceIds, work: Work) -> str:
+    """A stable hash of what the entry cites: DOI, arXiv id, title, year, author families."""
+    parts = [
+        ids.doi.value if ids.doi else "",
+        ids.arxiv.value if ids.arxiv else "",
+        normalize_title(work.title or ""),
+        str(work.year or ""),
+        [fold_name(p.family) for p in work.authors],
+    ]
+    blob = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def reference_identity(ref: Reference) -> str:
+    """What a resolution of ``ref`` depends on: ``identity_of`` plus, for Chinese literature
+    checked by PubMed coordinates, the journal, volume, pages and ISSN."""
+    work = ref.work
+    identity = identity_of(reference_ids(ref), work)
+    if is_applicable(work):
+        coordinates = (work.venue, work.volume, work.issue, work.pages, work.issn, work.language)
+        identity += ":" + hashlib.sha256(repr(coordinates).encode()).hexdigest()[:8]
+    return identity
