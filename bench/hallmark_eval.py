@@ -34,11 +34,13 @@ if __package__ in (None, ""):  # run as a script: make ``citelsp`` and ``bench``
 import bibtexparser  # noqa: E402
 
 from bench.simindex import SimIndex, SimIndexServer, real_works  # noqa: E402
-from citelsp.check import Verified, verify_all  # noqa: E402
 from citelsp.config import Settings  # noqa: E402
 from citelsp.documents.bibtex import parse_bibtex  # noqa: E402
+from citelsp.documents.model import Reference  # noqa: E402
 from citelsp.resolution.engine import Engine  # noqa: E402
 from citelsp.resolution.identifiers import identifiers_of  # noqa: E402
+from citelsp.verdict.checklist import Judgement  # noqa: E402
+from citelsp.verdict.judge import judge  # noqa: E402
 
 FIXTURES = ROOT / "fixtures" / "hallmark"
 DEV = FIXTURES / "dev_public.jsonl"
@@ -131,20 +133,21 @@ def render_bibtex(rows: Iterable[Row]) -> str:
 # --- running ----------------------------------------------------------------------------------
 
 
-def row_result(row: Row, verified: Verified | None, index: SimIndex) -> RowResult:
+def row_result(row: Row, judged: tuple[Reference, Judgement] | None,
+               index: SimIndex) -> RowResult:
     result = RowResult(row.key, row.label, row.hallucination_type, UNPARSED,
                        doi_resolves=row.doi_resolves)
-    if verified is None:
+    if judged is None:
         return result
-    doi = identifiers_of(verified.reference).doi
+    reference, judgement = judged
+    doi = identifiers_of(reference).doi
     if doi is not None:
         result.doi = doi.value
         result.doi_in_index = index.doi(doi.value) is not None
-    verification = verified.verification
-    result.verdict = verification.verdict
-    item = verification.item
+    result.verdict = judgement.verdict
+    item = judgement.item
     result.attempts = [f"{o.resolver}: {o.status}/{o.queried_by}: {o.summary}"
-                       for o in verification.outcomes.values() if o.status != "skipped"]
+                       for o in judgement.outcomes.values() if o.status != "skipped"]
     if item is None:
         result.grade = CLEAN
         return result
@@ -165,13 +168,14 @@ async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16
         engine = Engine(settings)
         started = time.perf_counter()
         try:
-            verified = await verify_all(engine, [refs[r.key] for r in rows if r.key in refs],
-                                        concurrency=concurrency)
+            wanted = [refs[r.key] for r in rows if r.key in refs]
+            resolutions = await engine.resolve_all(wanted, concurrency=concurrency)
         finally:
             await engine.aclose()
         seconds = time.perf_counter() - started
         requests = Counter(server.requests)
-    by_key = {v.reference.key: v for v in verified}
+    by_key = {ref.key: (ref, judge(ref, res)) for ref, res in zip(wanted, resolutions,
+                                                                  strict=True)}
     return [row_result(r, by_key.get(r.key), index) for r in rows], seconds, requests
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
+from citelsp.workspace import Listener, Snapshot, Workspace
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
 FAIL_ON = (*PRIORITIES, "never")
@@ -87,68 +88,72 @@ def _settings(ns: argparse.Namespace) -> Settings:
     return settings.with_changes(**changes)
 
 
+class _Terminal(Listener):
+    """Progress on stderr when it is a terminal; notices always."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def report(self, done: int, total: int) -> None:
+        if self.tty:
+            end = "\n" if done == total else ""
+            print(f"\rVerifying references {done}/{total}", end=end, file=sys.stderr,
+                  flush=True)
+
+    def notice(self, message: str) -> None:
+        print(message, file=sys.stderr)
+
+
+async def _check(paths: list[Path], settings: Settings, tty: bool) -> Snapshot:
+    workspace, errors = Workspace.for_paths(paths, settings, _Terminal(tty))
+    await workspace.verifier.configure(settings)
+    try:
+        await workspace.verify_now()
+        return workspace.snapshot(errors)
+    finally:
+        await workspace.verifier.close()
+
+
 def check(ns: argparse.Namespace) -> int:
-    from citelsp.check import run_check
     from citelsp.reports import RENDERERS
     from citelsp.reports.rows import rows
-    from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 
     missing = [p for p in ns.paths if not p.exists()]
     if missing:
         print(f"citelsp: no such file: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     settings = _settings(ns)
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\rVerifying references {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    result = asyncio.run(run_check(ns.paths, settings, progress=progress if tty else None))
-    for error in result.errors:
+    snapshot = asyncio.run(_check(ns.paths, settings, sys.stderr.isatty()))
+    for error in snapshot.errors:
         print(f"citelsp: {error}", file=sys.stderr)
-    if any(refused_for_want_of_key(c.verified.resolution.outcomes, settings)
-           for c in result.checked):
-        print(f"citelsp: {OPENALEX_KEY_ADVICE}", file=sys.stderr)
-    sys.stdout.write(RENDERERS[ns.format](result))
-    if settings.offline:
-        print("citelsp: offline — local checks and cached answers only", file=sys.stderr)
-    if result.errors and not result.documents:
+    sys.stdout.write(RENDERERS[ns.format](snapshot))
+    if snapshot.errors and not snapshot.documents:
         return 2
     if ns.fail_on == "never":
         return 0
     threshold = PRIORITIES.index(ns.fail_on)
-    failing = any(PRIORITIES.index(row.priority) <= threshold for row in rows(result))
+    failing = any(PRIORITIES.index(row.priority) <= threshold for row in rows(snapshot))
     return 1 if failing else 0
 
 
 def decide(ns: argparse.Namespace) -> int:
-    from citelsp.documents.project import Corpus
-    from citelsp.resolution.identifiers import identifiers_of
-    from citelsp.resolution.identity import identity_of
-    from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection
+    from citelsp.verdict.decisions import Decision, PermanentRejection
 
     root = (ns.root or Path.cwd()).resolve()
-    settings = _settings(ns)
-    corpus = Corpus(settings, roots=[root])
-    bibs = corpus.workspace_bibliographies()
-    if settings.bibliography:
-        from citelsp.documents.project import path_to_uri
-
-        bibs = [b for p in settings.bibliography if (b := corpus.get(path_to_uri(p)))]
-    refs = [r for b in bibs for r in corpus.key_index(b).get(ns.key, ())]
+    workspace = Workspace(_settings(ns), [root])
+    refs = workspace.entries(ns.key)
     if not refs:
         print(f"citelsp: no entry with key '{ns.key}' under {root}", file=sys.stderr)
         return 2
     ref = refs[0]
     decision = Decision(
         citation_key=ref.key,
-        identity=identity_of(identifiers_of(ref), ref.work),
+        identity=workspace.decision_identity(ref),
         decision="verified" if ns.verified else "rejected",
         note=ns.note,
     )
     try:
-        DecisionStore(root).record(decision)
+        workspace.record(decision)
     except PermanentRejection as exc:
         print(f"citelsp: {exc}", file=sys.stderr)
         return 1

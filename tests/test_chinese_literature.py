@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from citelsp.check import Verified, verify_all
 from citelsp.config import Endpoint, Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Person, Work
@@ -31,6 +30,7 @@ from citelsp.resolution.doi_registry import CSL_JSON
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.outcome import Outcome, Record
 from tests.apiserver import ApiServer, fixture
+from tests.judged import Judged, judge_all
 from tests.test_check_e2e import assert_valid_report, by_key, reasons, run_cli
 
 DOI = "10.3760/cma.j.cn112137-20231008-00670"
@@ -107,33 +107,33 @@ def entry(key: str = "cn", *, title: str = TITLE, doi: str | None = None,
     return f"@article{{{key},\n{body}}}\n"
 
 
-async def verify(settings: Settings, text: str) -> tuple[dict[str, Verified], Engine]:
+async def verify(settings: Settings, text: str) -> tuple[dict[str, Judged], Engine]:
     engine = Engine(settings, arxiv_recheck_delay=0.01)
     try:
-        done = await verify_all(engine, list(parse_bibtex("file:///w/refs.bib", text).references))
+        done = await judge_all(engine, list(parse_bibtex("file:///w/refs.bib", text).references))
     finally:
         await engine.aclose()
     return {v.reference.key: v for v in done}, engine
 
 
-async def one(settings: Settings, text: str) -> Verified:
+async def one(settings: Settings, text: str) -> Judged:
     return next(iter((await verify(settings, text))[0].values()))
 
 
-def chinese(v: Verified) -> Outcome:
+def chinese(v: Judged) -> Outcome:
     return v.resolution.outcomes["chinese_literature"]
 
 
-def item_codes(v: Verified) -> set[str]:
-    item = v.verification.item
+def item_codes(v: Judged) -> set[str]:
+    item = v.judgement.item
     return set() if item is None else {item.reason_code, *item.other_reasons}
 
 
-def row(v: Verified, code: str) -> str:
+def row(v: Judged, code: str) -> str:
     """The priority of ``code``'s checklist row, which must be on the reference's item (first
     or among ``other_reasons``: the general indexes may add a more urgent reason of their own)."""
-    assert code in item_codes(v), (code, v.verification.item)
-    return next(f.priority for f in v.verification.findings if f.reason_code == code)
+    assert code in item_codes(v), (code, v.judgement.item)
+    return next(f.priority for f in v.judgement.findings if f.reason_code == code)
 
 
 def eutils_terms(server: ApiServer) -> list[str]:
@@ -178,8 +178,8 @@ async def test_istic_csl_with_the_cited_title_is_true(api_server, api_settings, 
     route_csl(api_server, DOI, TITLE)
     v = await one(api_settings, entry(title=cited, doi=DOI))
     assert (chinese(v).status, chinese(v).queried_by) == ("matched", "id")
-    assert v.verification.verdict == "true"
-    assert v.verification.item is None, "CSL author names are display-only, never conflicts"
+    assert v.judgement.verdict == "true"
+    assert v.judgement.item is None, "CSL author names are display-only, never conflicts"
 
 
 async def test_istic_csl_with_another_chinese_title_is_false_p0(api_server, api_settings):
@@ -187,8 +187,8 @@ async def test_istic_csl_with_another_chinese_title_is_false_p0(api_server, api_
     route_csl(api_server, DOI, OTHER_TITLE)
     v = await one(api_settings, entry(doi=DOI))
     assert (chinese(v).status, chinese(v).queried_by) == ("unmatched", "id")
-    assert v.verification.verdict == "false"
-    item = v.verification.item
+    assert v.judgement.verdict == "false"
+    item = v.judgement.item
     assert (item.priority, item.reason_code) == ("P0", "DOI_TITLE_MISMATCH")
     assert OTHER_TITLE in chinese(v).summary
 
@@ -199,7 +199,7 @@ async def test_istic_csl_in_another_script_is_p2_unverifiable(api_server, api_se
     v = await one(api_settings, entry(doi=DOI))
     assert (chinese(v).status, chinese(v).queried_by) == ("unmatched", "title")
     assert chinese(v).reason == "DOI_EXISTS_TITLE_UNVERIFIABLE"
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert row(v, "DOI_EXISTS_TITLE_UNVERIFIABLE") == "P2"
 
 
@@ -212,7 +212,7 @@ async def test_istic_redirect_to_a_bare_ip_is_refused_and_unreachable(api_server
     v = found["cn"]
     assert chinese(v).status == "unreachable"
     assert "refused redirect" in chinese(v).summary
-    assert v.verification.verdict == "unresolvable", "an unsafe hop is never a verdict"
+    assert v.judgement.verdict == "unresolvable", "an unsafe hop is never a verdict"
     assert engine.http.requests_sent == len(api_server.requests), "no request left loopback"
     assert api_server.count("handle") == 0
 
@@ -222,7 +222,7 @@ async def test_istic_csl_404_and_handle_100_is_refuted(api_server, api_settings)
     route_handle(api_server, DOI, exists=False)
     v = await one(api_settings, entry(doi=DOI))
     assert chinese(v).reason == "DOI_REFUTED"
-    assert v.verification.verdict == "false"
+    assert v.judgement.verdict == "false"
 
 
 async def test_istic_csl_404_and_handle_1_is_p2(api_server, api_settings):
@@ -230,7 +230,7 @@ async def test_istic_csl_404_and_handle_1_is_p2(api_server, api_settings):
     route_handle(api_server, DOI, exists=True)
     v = await one(api_settings, entry(doi=DOI))
     assert (chinese(v).status, chinese(v).reason) == ("unmatched", "DOI_EXISTS_TITLE_UNVERIFIABLE")
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
 
 
 async def test_cnki_handle_100_is_refuted_p0(api_server, api_settings):
@@ -238,8 +238,8 @@ async def test_cnki_handle_100_is_refuted_p0(api_server, api_settings):
     route_handle(api_server, CNKI_DOI, exists=False)
     v = await one(api_settings, entry(doi=CNKI_DOI))
     assert (chinese(v).status, chinese(v).queried_by) == ("unmatched", "id")
-    assert v.verification.verdict == "false"
-    item = v.verification.item
+    assert v.judgement.verdict == "false"
+    item = v.judgement.item
     assert (item.priority, item.reason_code) == ("P0", "DOI_REFUTED")
     assert api_server.count("doi_registry", CNKI_DOI) == 0, "CNKI serves HTML: never fetched"
 
@@ -249,9 +249,9 @@ async def test_cnki_handle_1_is_p2_and_never_matched(api_server, api_settings):
     route_handle(api_server, CNKI_DOI, exists=True)
     v = await one(api_settings, entry(doi=CNKI_DOI))
     assert (chinese(v).status, chinese(v).queried_by) == ("unmatched", "title")
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert row(v, "DOI_EXISTS_TITLE_UNVERIFIABLE") == "P2"
-    assert all("pending human check" in f.message for f in v.verification.findings
+    assert all("pending human check" in f.message for f in v.judgement.findings
                if f.priority != "P0")
 
 
@@ -309,7 +309,7 @@ async def test_journal_outside_pubmed_is_p3_without_a_request(api_server, api_se
     assert (chinese(v).status, chinese(v).reason) == ("skipped", reason)
     assert chinese(v).queried_by is None
     assert row(v, reason) == "P3"
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert api_server.count("eutils") == 0
 
 
@@ -334,9 +334,9 @@ async def test_coordinate_miss_is_p1_and_never_false(api_server, api_settings):
                  fixture("eutils/esearch_empty_term.json"))
     v = await one(api_settings, entry(pages="9999"))
     assert (chinese(v).status, chinese(v).queried_by) == ("unmatched", "title")
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert row(v, "PUBMED_INDEXED_BUT_COORDINATE_MISS") == "P1"
-    assert not any("fabricated" in f.message for f in v.verification.findings)
+    assert not any("fabricated" in f.message for f in v.judgement.findings)
     assert eutils_terms(api_server) == [TA_TERM, PAGE_TERM.replace("3967", "9999")], \
         "no author and year query after a volume/page miss"
 
@@ -374,8 +374,8 @@ async def test_unique_hit_with_the_istic_title_is_matched_by_title(api_server, a
     v = await one(api_settings, entry())
     assert (chinese(v).status, chinese(v).queried_by) == ("matched", "title")
     assert chinese(v).url == f"https://pubmed.ncbi.nlm.nih.gov/{PMID}/"
-    assert v.verification.verdict == "true"
-    assert v.verification.item is None
+    assert v.judgement.verdict == "true"
+    assert v.judgement.item is None
     for seen in (s for s in api_server.requests if s.endpoint == "eutils"):
         assert (seen.query["tool"], seen.query["email"]) == ("citelsp", EMAIL)
     assert EMAIL not in json.dumps([o.summary for o in v.resolution.outcomes.values()])
@@ -416,7 +416,7 @@ async def test_unique_hit_that_cannot_be_bound_is_p2_candidate(api_server, api_s
     assert chinese(v).reason == "PUBMED_COORDINATE_CANDIDATE_UNVERIFIED"
     assert why in chinese(v).summary
     assert row(v, "PUBMED_COORDINATE_CANDIDATE_UNVERIFIED") == "P2"
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
 
 
 async def test_unique_hit_with_another_chinese_title_is_never_false(api_server, api_settings):
@@ -425,7 +425,7 @@ async def test_unique_hit_with_another_chinese_title_is_never_false(api_server, 
     v = await one(api_settings, entry())
     assert chinese(v).reason == "PUBMED_COORDINATE_CANDIDATE_UNVERIFIED"
     assert not chinese(v).refutes_identifier
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
 
 
 async def test_unique_hit_whose_doi_redirects_off_https_is_unreachable(api_server, api_settings):
@@ -433,7 +433,7 @@ async def test_unique_hit_whose_doi_redirects_off_https_is_unreachable(api_serve
     api_server.redirect("doi_registry", f"/{DOI}", f"http://122.115.55.36:8000/doi/{DOI}")
     v = await one(api_settings, entry())
     assert chinese(v).status == "unreachable"
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
 
 
 async def test_eutils_outage_is_unreachable(api_server, api_settings):

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from citelsp.check import Verified, verify_all
 from citelsp.config import Endpoint, Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Reference
@@ -22,6 +21,7 @@ from citelsp.resolution import asking
 from citelsp.resolution.crossref import parse_work
 from citelsp.resolution.engine import Engine
 from tests.apiserver import ApiServer, fixture, load_default_routes
+from tests.judged import Judged, judge_all
 
 FAST_RECHECK = 0.3
 
@@ -37,21 +37,21 @@ def entry(key: str, title: str, *, author: str = "Bran, Andres M.", year: int = 
             f"  year = {{{year}}},\n{extra}}}\n")
 
 
-async def verify(settings: Settings, text: str, **engine_kwargs) -> dict[str, Verified]:
+async def verify(settings: Settings, text: str, **engine_kwargs) -> dict[str, Judged]:
     engine = Engine(settings, **{"arxiv_recheck_delay": FAST_RECHECK, **engine_kwargs})
     try:
-        done = await verify_all(engine, bib_refs(text))
+        done = await judge_all(engine, bib_refs(text))
     finally:
         await engine.aclose()
     return {v.reference.key: v for v in done}
 
 
-def p0_codes(v: Verified) -> set[str]:
-    return {f.reason_code for f in v.verification.findings if f.priority == "P0"}
+def p0_codes(v: Judged) -> set[str]:
+    return {f.reason_code for f in v.judgement.findings if f.priority == "P0"}
 
 
-def all_codes(v: Verified) -> set[str]:
-    return {f.reason_code for f in v.verification.findings}
+def all_codes(v: Judged) -> set[str]:
+    return {f.reason_code for f in v.judgement.findings}
 
 
 # --- routing and existence (DESIGN.md §4 routing, §5) -------------------------------------------
@@ -62,7 +62,7 @@ async def test_crossref_is_not_asked_for_a_datacite_doi(api_server, api_settings
                  "Temporal Structure But Limits Its Range", author="Keine, Christian", year=2017,
                  kind="misc", doi="10.5281/zenodo.1001813")
     v = (await verify(api_settings, text))["z"]
-    assert v.verification.verdict == "true"
+    assert v.judgement.verdict == "true"
     outcomes = v.resolution.outcomes
     assert outcomes["crossref"].status == "skipped"
     assert "DataCite" in outcomes["crossref"].summary
@@ -75,7 +75,7 @@ async def test_handle_100_refutes_even_with_crossref_down(api_server, api_settin
     api_server.fail("crossref", 503)
     text = entry("x", "A study of things that never were", doi="10.1371/notarealdoi")
     v = (await verify(api_settings, text))["x"]
-    assert v.verification.verdict == "false"
+    assert v.judgement.verdict == "false"
     assert p0_codes(v) == {"DOI_REFUTED"}
     assert v.resolution.outcomes["crossref"].status == "unreachable"
     refuting = [o for o in v.resolution.outcomes.values() if o.refutes_identifier]
@@ -94,7 +94,7 @@ async def test_handle_1_overrides_the_authoritative_404(api_server, api_settings
     assert datacite.status == "unmatched" and datacite.queried_by == "title"
     assert datacite.reason == "DOI_EXISTS_TITLE_UNVERIFIABLE"
     assert "coverage gap" in datacite.summary
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert not p0_codes(v)
     assert api_server.count("crossref", f"/works/{ARXIV_DOI}") == 0
 
@@ -104,7 +104,7 @@ async def test_authoritative_404_counts_while_the_handle_is_unreachable(api_serv
     api_server.fail("handle", 503)
     text = entry("a", "An unrelated cited title about nothing", doi=ARXIV_DOI)
     v = (await verify(api_settings, text))["a"]
-    assert v.verification.verdict == "false"
+    assert v.judgement.verdict == "false"
     assert v.resolution.outcomes["datacite"].refutes_identifier
     assert "Handle System unreachable" in v.resolution.outcomes["datacite"].summary
 
@@ -121,7 +121,7 @@ async def test_non_authoritative_404_never_refutes(api_server, api_settings):
     assert outcomes["datacite"].status == "unmatched"
     assert not outcomes["datacite"].refutes_identifier
     assert "existence unknown" in outcomes["crossref"].summary
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert not p0_codes(v)
 
 
@@ -131,7 +131,7 @@ async def test_doira_never_decides_existence_alone(api_server, api_settings):
     v = (await verify(api_settings, text))["q"]
     assert api_server.count("doi_registry", "/doiRA/10.99999") == 1
     assert v.resolution.agency is None
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert not p0_codes(v)
 
 
@@ -141,12 +141,12 @@ async def test_offline_with_a_cached_404_but_no_handle_answer_refutes_nothing(
     api_server.fail("handle", 503)
     text = entry("a", "An unrelated cited title about nothing", doi=ARXIV_DOI)
     online = (await verify(api_settings, text))["a"]
-    assert online.verification.verdict == "false"
+    assert online.judgement.verdict == "false"
     asked = len(api_server.requests)
     offline = (await verify(api_settings.with_changes(offline=True), text))["a"]
     assert len(api_server.requests) == asked
     assert offline.resolution.outcomes["datacite"].from_cache
-    assert offline.verification.verdict == "unresolvable"
+    assert offline.judgement.verdict == "unresolvable"
     assert "not asked offline" in offline.resolution.outcomes["datacite"].summary
 
 
@@ -157,7 +157,7 @@ async def test_non_authoritative_404_is_reported_as_a_title_query(api_server, ap
     openalex = v.resolution.outcomes["openalex"]
     assert (openalex.status, openalex.queried_by) == ("unmatched", "title")
     assert "not evidence" in openalex.summary
-    assert v.verification.verdict == "true"
+    assert v.judgement.verdict == "true"
 
 
 # --- arXiv (DESIGN.md §5) -------------------------------------------------------------------------
@@ -179,13 +179,13 @@ def arxiv_times(server: ApiServer) -> list[float]:
 async def test_arxiv_refutes_only_after_two_empty_answers_apart(api_server, api_settings):
     api_server.add("arxiv", "GET", "", query={"id_list": ARXIV_ID}, body=EMPTY_FEED)
     v = (await verify(api_settings, arxiv_ref()))["ax"]
-    assert v.verification.verdict == "false"
+    assert v.judgement.verdict == "false"
     assert p0_codes(v) == {"ARXIV_ID_REFUTED"}
     first, second = arxiv_times(api_server)
     assert second - first >= FAST_RECHECK
     again = (await verify(api_settings, arxiv_ref()))["ax"]
     assert len(arxiv_times(api_server)) == 2, "a cached double miss is not asked again"
-    assert again.verification.verdict == "false"
+    assert again.judgement.verdict == "false"
 
 
 async def until(condition, timeout: float = 5.0) -> None:
@@ -206,7 +206,7 @@ async def test_arxiv_empty_then_found_is_a_match(api_server, api_settings):
                    body=fixture("arxiv/id_1605.08386.xml"))
     v = (await task)["hb"]
     assert v.resolution.outcomes["arxiv"].status == "matched"
-    assert v.verification.verdict == "true"
+    assert v.judgement.verdict == "true"
 
 
 async def test_arxiv_empty_then_unreachable_refutes_nothing_and_caches_nothing(
@@ -217,7 +217,7 @@ async def test_arxiv_empty_then_unreachable_refutes_nothing_and_caches_nothing(
     api_server.fail("arxiv", 503)
     v = (await task)["ax"]
     assert v.resolution.outcomes["arxiv"].status == "unreachable"
-    assert v.verification.verdict != "false" and not p0_codes(v)
+    assert v.judgement.verdict != "false" and not p0_codes(v)
     await verify(api_settings, arxiv_ref())
     assert len(arxiv_times(api_server)) == 3, "the single miss was not cached"
 
@@ -230,7 +230,7 @@ async def test_arxiv_error_feed_is_an_invalid_identifier_never_a_refutation(
     arxiv = v.resolution.outcomes["arxiv"]
     assert (arxiv.status, arxiv.reason) == ("unmatched", "INVALID_IDENTIFIER")
     assert not arxiv.refutes_identifier
-    assert v.verification.verdict != "false"
+    assert v.judgement.verdict != "false"
     assert len(arxiv_times(api_server)) == 1
 
 
@@ -322,15 +322,15 @@ async def test_references_run_concurrently_while_each_host_is_paced(
 
     engine = Engine(settings)
     try:
-        await verify_all(engine, bib_refs(cited_as_recorded(PACED_DOIS[0], "warm")))
+        await judge_all(engine, bib_refs(cited_as_recorded(PACED_DOIS[0], "warm")))
         slow_before, paced_before = len(api_server.requests), len(paced_server.requests)
         started = time.monotonic()
-        verified = await verify_all(engine, bib_refs(text))
+        verified = await judge_all(engine, bib_refs(text))
         elapsed = time.monotonic() - started
     finally:
         await engine.aclose()
 
-    assert {v.verification.verdict for v in verified} == {"true"}
+    assert {v.judgement.verdict for v in verified} == {"true"}
     crossref = sorted(s.at for s in paced_server.requests[paced_before:]
                       if s.endpoint == "crossref")
     assert len(crossref) == len(PACED_DOIS)

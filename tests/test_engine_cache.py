@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 
-from citelsp.check import verify_all
 from citelsp.resolution import cache as cache_module
 from citelsp.resolution.cache import DAY_S, AnswerCache
 from citelsp.resolution.crossref import parse_work
@@ -16,6 +15,7 @@ from citelsp.resolution.engine import Engine
 from citelsp.resolution.outcome import Found
 from citelsp.resolution.resolve import resolve_reference
 from tests.apiserver import fixture
+from tests.judged import judge_all
 from tests.test_check_e2e import REAL_ONLY, by_key, check_json, start_server
 from tests.test_engine import bib_refs, entry
 from tests.test_engine_faults import REFS
@@ -26,13 +26,13 @@ REAL_DOI = "10.1038/s42256-024-00832-8"
 async def verify(settings, text: str, **kwargs):
     engine = Engine(settings, arxiv_recheck_delay=0.05)
     try:
-        return {v.reference.key: v for v in await verify_all(engine, bib_refs(text), **kwargs)}
+        return {v.reference.key: v for v in await judge_all(engine, bib_refs(text), **kwargs)}
     finally:
         await engine.aclose()
 
 
 def verdicts(verified) -> dict[str, str]:
-    return {k: v.verification.verdict for k, v in verified.items()}
+    return {k: v.judgement.verdict for k, v in verified.items()}
 
 
 def asked_again(server, since: int) -> list[tuple]:
@@ -54,7 +54,7 @@ async def test_a_cache_hit_makes_no_request(api_server, api_settings):
     second = await verify(api_settings, REFS)
     assert asked_again(api_server, asked) == []
     assert verdicts(second) == verdicts(first)
-    assert second["nodoi"].verification.verdict == "false"
+    assert second["nodoi"].judgement.verdict == "false"
     real = second["real"].resolution
     assert real.outcomes["crossref"].from_cache
     assert real.cache_age_days is not None and real.cache_age_days < 1
@@ -121,8 +121,8 @@ async def test_the_cache_holds_answers_not_decisions(api_server, api_settings):
     judged = (await verify(api_settings, wrong))["wrong"]
     assert api_server.count("crossref", f"/works/{REAL_DOI}") == lookups
     assert judged.resolution.outcomes["crossref"].from_cache
-    assert judged.verification.verdict == "false"
-    assert judged.verification.item.reason_code == "DOI_TITLE_MISMATCH"
+    assert judged.judgement.verdict == "false"
+    assert judged.judgement.item.reason_code == "DOI_TITLE_MISMATCH"
 
 
 async def test_a_corrupt_cache_is_rebuilt(api_server, api_settings):
@@ -130,7 +130,7 @@ async def test_a_corrupt_cache_is_rebuilt(api_server, api_settings):
     cache_dir.mkdir(parents=True)
     (cache_dir / "cache.db").write_bytes(b"this is not an sqlite database" * 100)
     first = await verify(api_settings, REFS)
-    assert first["real"].verification.verdict == "true"
+    assert first["real"].judgement.verdict == "true"
     asked = len(api_server.requests)
     second = await verify(api_settings, REFS)
     assert asked_again(api_server, asked) == [], "the rebuilt cache stores answers again"

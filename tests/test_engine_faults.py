@@ -11,10 +11,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from citelsp.check import verify_all
 from citelsp.resolution import http as http_module
 from citelsp.resolution.engine import Engine
 from tests.apiserver import PREFIXES, ApiServer
+from tests.judged import judge_all
 from tests.test_check_e2e import cache_entries
 from tests.test_engine import bib_refs, entry
 
@@ -87,16 +87,16 @@ async def test_fault_gives_no_verdict_and_no_stray_request(
     transport = RecordingTransport()
     engine = Engine(settings, transport=transport, arxiv_recheck_delay=0.05)
     try:
-        verified = await verify_all(engine, bib_refs(REFS))
+        verified = await judge_all(engine, bib_refs(REFS))
     finally:
         await engine.aclose()
 
     for v in verified:
-        assert v.verification.verdict == "unresolvable", (v.reference.key, fault)
-        assert not [f for f in v.verification.findings if f.priority == "P0"]
+        assert v.judgement.verdict == "unresolvable", (v.reference.key, fault)
+        assert not [f for f in v.judgement.findings if f.priority == "P0"]
         statuses = {o.status for o in v.resolution.outcomes.values()}
         assert statuses <= {"unreachable", "skipped"}, (v.reference.key, statuses)
-        assert "UNREACHABLE" in {f.reason_code for f in v.verification.findings}
+        assert "UNREACHABLE" in {f.reason_code for f in v.judgement.findings}
     assert transport.urls, "the engine asked nothing"
     assert {url.host for url in transport.urls} == {"127.0.0.1"}
     assert cache_entries(settings.cache_dir) == 0
@@ -110,10 +110,10 @@ async def test_a_429_storm_is_retried_a_limited_number_of_times(
     api_server.fail("semantic_scholar", 503)
     engine = Engine(api_settings)
     try:
-        [v] = await verify_all(engine, bib_refs(REFS.split("@article{nodoi")[0]))
+        [v] = await judge_all(engine, bib_refs(REFS.split("@article{nodoi")[0]))
     finally:
         await engine.aclose()
-    assert v.verification.verdict == "unresolvable"
+    assert v.judgement.verdict == "unresolvable"
     assert "429" in v.resolution.outcomes["crossref"].summary
     per_request = http_module.MAX_RETRIES + 1
     assert api_server.count("crossref") % per_request == 0

@@ -1,10 +1,10 @@
-"""The server's background scheduler: how a pass over cached answers shows its verdicts."""
+"""The background verification: how a pass over cached answers shows its verdicts."""
 
 from __future__ import annotations
 
 from citelsp.documents.bibtex import parse_bibtex
-from citelsp.lsp import verification
-from citelsp.lsp.verification import SHOW_CACHED_EVERY_S, Scheduler
+from citelsp.workspace import verification
+from citelsp.workspace.verification import SHOW_CACHED_EVERY_S, Listener, Verifier
 
 
 class Clock:
@@ -37,7 +37,11 @@ async def shown_at(monkeypatch, refs, seconds: float) -> tuple[list[float], Cloc
     clock = Clock()
     monkeypatch.setattr(verification.time, "monotonic", clock)
     shown: list[float] = []
-    scheduler = Scheduler(lambda urgent=False: shown.append(clock.now))
+    class Shown(Listener):
+        def results_arrived(self, urgent: bool = False) -> None:
+            shown.append(clock.now)
+
+    scheduler = Verifier(Shown())
     scheduler.engine = CachedOnly(clock, seconds)
     await scheduler.want(refs)
     assert all(scheduler.result_for(r) == ("resolution of", r.key) for r in refs)

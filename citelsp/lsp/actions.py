@@ -11,11 +11,11 @@ from urllib.parse import quote_plus
 
 from lsprotocol import types
 
-from citelsp.check import Checked
 from citelsp.documents.model import Field, Reference
 from citelsp.resolution.outcome import Record
 from citelsp.spans import Span
 from citelsp.verdict.placement import field_of
+from citelsp.workspace.snapshot import ReferenceResult
 
 OPEN_URL = "citelsp.openUrl"
 DECIDE = "citelsp.decide"
@@ -38,8 +38,8 @@ def _command(title: str, name: str, *args) -> types.Command:
     return types.Command(title=title, command=name, arguments=list(args))
 
 
-def link_actions(ref: Reference, entry: Checked | None) -> list[types.Command]:
-    ids = entry.verified.resolution.ids if entry is not None else None
+def link_actions(ref: Reference, result: ReferenceResult | None) -> list[types.Command]:
+    ids = result.resolution.ids if result is not None else None
     actions = []
     if ids is not None and ids.doi is not None:
         actions.append(_command(f"Open DOI {ids.doi.value} for a human check", OPEN_URL,
@@ -68,35 +68,36 @@ def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
     ]
 
 
-def edit_actions(ref: Reference, entry: Checked, text: str) -> list[tuple[str, list[Edit]]]:
+def edit_actions(ref: Reference, result: ReferenceResult, text: str
+                 ) -> list[tuple[str, list[Edit]]]:
     """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
     if ref.source_format == "csl-yaml":
         return []
-    verification = entry.verified.verification
+    judgement = result.judgement
     found: list[tuple[str, list[Edit]]] = []
-    matched = verification.matched
+    matched = judgement.matched
     if matched is not None:
-        edits = [e for c in verification.conflicts if c.field in FIXABLE
+        edits = [e for c in judgement.conflicts if c.field in FIXABLE
                  if (e := _field_edit(ref, c.field, matched, text)) is not None]
         if edits:
             found.append((f"Apply verified metadata from {matched.source} to '{ref.key}'", edits))
-        ids = entry.verified.resolution.ids
+        ids = result.resolution.ids
         if matched.doi and ids.doi is None:
             found.append((f"Add DOI {matched.doi} to '{ref.key}'",
                           [_insert_field(ref, "doi", matched.doi, text)]))
         elif matched.doi and ids.doi is not None and matched.doi.lower() != ids.doi.value \
-                and entry.verified.verification.item is not None \
-                and entry.verified.verification.item.priority == "P0":
+                and result.judgement.item is not None \
+                and result.judgement.item.priority == "P0":
             edit = _replace(ref, ref.fields[ids.doi.field], matched.doi, text) \
                 if ids.doi.field in ref.fields else None
             if edit is not None:
                 found.append((f"Replace the cited DOI with the matched work's {matched.doi}",
                               [edit]))
-    elif verification.near_matches:
-        near = verification.near_matches[0]
+    elif judgement.near_matches:
+        near = judgement.near_matches[0]
         edits = [e for name in ("title", "year", "author")
                  if (e := _field_edit(ref, name, near, text)) is not None]
-        if near.doi and entry.verified.resolution.ids.doi is None:
+        if near.doi and result.resolution.ids.doi is None:
             edits.append(_insert_field(ref, "doi", near.doi, text))
         if edits:
             found.append((f"Did you mean “{near.title}”? Apply its metadata to '{ref.key}'",

@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from citelsp.check import Checked
 from citelsp.lsp.hover import escape
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import HUMAN_LINK_HOSTS
 from citelsp.verdict.reasons import REASONS
+from citelsp.workspace.snapshot import ReferenceResult
 
 VERDICT_WORDS = {
     "true": "found — the work exists as cited",
@@ -44,10 +44,9 @@ def pending_card() -> str:
     return "**Verification:** being checked…"
 
 
-def verification_card(entry: Checked) -> str:
-    verified = entry.verified
-    verification = verified.verification
-    resolution = verified.resolution
+def verification_card(result: ReferenceResult) -> str:
+    verification = result.judgement
+    resolution = result.resolution
     item = verification.item
     lines = [f"**Verification:** {escape(VERDICT_WORDS[verification.verdict])}"]
     if item is not None:
@@ -59,9 +58,9 @@ def verification_card(entry: Checked) -> str:
             lines.append("Also: " + ", ".join(escape(r) for r in item.other_reasons))
     else:
         lines.append("No human check needed.")
-    decision = entry.decision
+    decision = result.decision
     if decision is not None:
-        state = "stale — the entry changed since" if entry.decision_stale else "recorded"
+        state = "stale — the entry changed since" if result.decision_stale else "recorded"
         note = f": {escape(decision.note)}" if decision.note else ""
         lines.append(f"**Human decision:** {escape(decision.decision)} ({state} "
                      f"{escape(decision.decided_at)}){note}")

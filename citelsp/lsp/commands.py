@@ -1,5 +1,5 @@
-"""Workspace commands: open a link, record a decision, re-verify, clear the cache, show the
-checklist, export a report. Only presentation and bookkeeping; the engine decides."""
+"""What the workspace commands need besides the workspace: which links a human may be sent
+to, where reports are written, and writing them atomically."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from citelsp.check import Checked, CheckResult
-from citelsp.checks import problems_for
-from citelsp.documents.model import Manuscript, Reference
-from citelsp.documents.project import Corpus
-from citelsp.lsp.findings import Findings
 from citelsp.verdict.checklist import HUMAN_LINK_HOSTS
 
 REPORT_SUFFIX = {"json": "json", "sarif": "sarif", "markdown": "md", "text": "txt",
@@ -29,49 +24,6 @@ def allowed_url(url: object) -> str | None:
     if parts.username or parts.password or parts.port not in (None, 443):
         return None
     return url
-
-
-def references_by_key(corpus: Corpus, keys: set[str] | None) -> list[Reference]:
-    """Open documents' references (all, or those with the given keys)."""
-    found: dict[int, Reference] = {}
-    for uri in corpus.open_uris:
-        doc = corpus.documents.get(uri)
-        if doc is None:
-            continue
-        bibs = corpus.bibliographies_for(doc) if isinstance(doc, Manuscript) else [doc]
-        if isinstance(doc, Manuscript) and doc.inline is not None:
-            bibs = [*bibs, doc.inline]
-        for bib in bibs:
-            for ref in bib.references:
-                if keys is None or ref.key in keys:
-                    found.setdefault(id(ref), ref)
-    return list(found.values())
-
-
-def check_result(corpus: Corpus, findings: Findings, min_priority: str) -> CheckResult:
-    """What the open documents show now, as a ``citelsp check`` result for the reports."""
-    documents = {}
-    problems = []
-    checked: list[Checked] = []
-    for uri in sorted(corpus.open_uris):
-        doc = corpus.documents.get(uri)
-        if doc is None:
-            continue
-        documents[uri] = doc
-        problems += [(uri, p) for p in problems_for(corpus, uri)]
-        problems += [(uri, p) for p in findings.problems_for(corpus, doc, min_priority)]
-    citations: dict[int, list] = {}
-    for m in corpus.open_manuscripts():
-        bibs = corpus.bibliographies_for(m)
-        for c in m.citations:
-            for ref in corpus.resolve(m, c, bibs).references:
-                citations.setdefault(id(ref), []).append(c)
-    for ref in references_by_key(corpus, None):
-        entry = findings.checked(ref, citations.get(id(ref), []))
-        if entry is not None:
-            checked.append(entry)
-            documents.setdefault(ref.uri, corpus.get(ref.uri))
-    return CheckResult({u: d for u, d in documents.items() if d is not None}, problems, checked)
 
 
 def write_atomically(path: Path, text: str) -> None:

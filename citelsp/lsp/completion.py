@@ -7,8 +7,8 @@ import re
 from lsprotocol import types
 
 from citelsp.documents.model import Manuscript, Reference
-from citelsp.documents.project import Corpus
 from citelsp.lsp.hover import short_authors
+from citelsp.workspace.graph import CitationGraph
 
 TRIGGER_CHARACTERS = ["@", "{", ",", ":"]
 
@@ -27,10 +27,11 @@ def completion_prefix(line_before_cursor: str) -> str | None:
     return None
 
 
-def complete_keys(corpus: Corpus, manuscript: Manuscript, prefix: str) -> types.CompletionList:
+def complete_keys(graph: CitationGraph, manuscript: Manuscript, prefix: str
+                  ) -> types.CompletionList:
     items = []
     wanted = prefix.casefold()
-    for key, ref in corpus.keys_for(manuscript).items():
+    for key, ref in graph.keys(manuscript).items():
         if wanted and not key.casefold().startswith(wanted):
             continue
         items.append(completion_item(key, ref))

@@ -7,70 +7,64 @@ import re
 from lsprotocol import types
 
 from citelsp.documents.model import Bibliography, Location, Manuscript
-from citelsp.documents.project import Corpus, Document
+from citelsp.documents.parse import Document
+from citelsp.spans import Span
+from citelsp.workspace import Workspace
+from citelsp.workspace.graph import citation_at, reference_at
 
 VALID_KEY = re.compile(r"^[^\s,{}()\"'#%~\\]+$")
 
 
-def key_at(corpus: Corpus, doc: Document, offset: int) -> str | None:
+def key_at(workspace: Workspace, doc: Document, offset: int) -> str | None:
     """The citation key under the cursor: a citation's resolved key, or the entry's key."""
     if isinstance(doc, Manuscript):
-        citation = corpus.citation_at(doc, offset)
+        citation = citation_at(doc, offset)
         if citation is not None and not citation.wildcard:
-            return corpus.resolve(doc, citation).key
-        if doc.inline is not None and (ref := corpus.reference_at(doc.inline, offset)):
-            return ref.key
-        return None
-    ref = corpus.reference_at(doc, offset)
-    return ref.key if ref is not None else None
+            return workspace.graph.references_of(doc, citation).key
+    refs = workspace.references_at(doc, offset)
+    return refs[0].key if refs else None
 
 
-def key_span_at(corpus: Corpus, doc: Document, offset: int):
+def key_span_at(doc: Document, offset: int) -> Span | None:
     """The span of the key under the cursor, for prepareRename."""
     if isinstance(doc, Manuscript):
-        citation = corpus.citation_at(doc, offset)
+        citation = citation_at(doc, offset)
         if citation is not None and not citation.wildcard and citation.span.contains(offset):
             return citation.span
         doc = doc.inline
         if doc is None:
             return None
-    ref = corpus.reference_at(doc, offset)
+    ref = reference_at(doc, offset)
     return ref.key_span if ref is not None and ref.key_span.contains(offset) else None
 
 
-def definitions(corpus: Corpus, doc: Document, offset: int) -> list[Location]:
-    key = key_at(corpus, doc, offset)
+def definitions(workspace: Workspace, doc: Document, offset: int) -> list[Location]:
+    """The entries a citation names; on an entry, every entry with its key (duplicates)."""
+    graph = workspace.graph
+    if isinstance(doc, Manuscript) and (citation := citation_at(doc, offset)) is not None:
+        refs = () if citation.wildcard else graph.references_of(doc, citation).references
+        return [Location(r.uri, r.key_span) for r in refs]
+    key = key_at(workspace, doc, offset)
     if key is None:
         return []
-    bibs = corpus.bibliographies_for(doc) if isinstance(doc, Manuscript) else [doc]
-    if isinstance(doc, Manuscript) and (c := corpus.citation_at(doc, offset)) is not None:
-        refs = corpus.resolve(doc, c, bibs).references
-    else:
-        refs = tuple(r for b in bibs for r in corpus.key_index(b).get(key, ()))
-    return [Location(r.uri, r.key_span) for r in refs]
+    bibs = graph.bibliographies(doc) if isinstance(doc, Manuscript) else [doc]
+    return [Location(r.uri, r.key_span) for b in bibs for r in graph.key_index(b).get(key, ())]
 
 
-def references(corpus: Corpus, key: str, *, include_declaration: bool) -> list[Location]:
-    found = [Location(m.uri, c.span) for m, c in corpus.citations_of(key)]
+def references(workspace: Workspace, key: str, *, include_declaration: bool) -> list[Location]:
+    found = [Location(c.uri, c.span) for c in workspace.graph.citations_with_key(key)]
     if include_declaration:
-        found += [Location(r.uri, r.key_span) for r in _entries(corpus, key)]
+        found += [Location(r.uri, r.key_span) for r in workspace.graph.entries(key)]
     return found
 
 
-def _entries(corpus: Corpus, key: str):
-    for b in corpus.all_bibliographies():
-        yield from corpus.key_index(b).get(key, ())
-    for m in corpus.all_manuscripts():
-        if m.inline is not None:
-            yield from corpus.key_index(m.inline).get(key, ())
-
-
-def rename_locations(corpus: Corpus, key: str) -> list[Location]:
+def rename_locations(workspace: Workspace, key: str) -> list[Location]:
     """Every place the key is written: entries and citations (slug-mapped markers excluded)."""
     seen: set[tuple[str, int]] = set()
     found = []
-    for loc in [Location(r.uri, r.key_span) for r in _entries(corpus, key)] + [
-        Location(m.uri, c.span) for m, c in corpus.citations_of(key) if c.key == key
+    graph = workspace.graph
+    for loc in [Location(r.uri, r.key_span) for r in graph.entries(key)] + [
+        Location(c.uri, c.span) for c in graph.citations_with_key(key) if c.key == key
     ]:
         if (loc.uri, loc.span.start) not in seen:
             seen.add((loc.uri, loc.span.start))
@@ -86,7 +80,7 @@ def document_symbols(bib: Bibliography, range_of) -> list[types.DocumentSymbol]:
                 name=f.name,
                 detail=_short(f.value),
                 kind=types.SymbolKind.Field,
-                range=range_of(f.span.__class__(f.name_span.start, f.span.end)),
+                range=range_of(Span(f.name_span.start, f.span.end)),
                 selection_range=range_of(f.name_span),
             )
             for f in ref.fields.values()

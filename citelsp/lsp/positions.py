@@ -6,17 +6,24 @@ from lsprotocol import types
 
 from citelsp.spans import LineIndex, Span
 
-_INDEXES: dict[str, tuple[str, LineIndex]] = {}
 
+class LineIndexes:
+    """One LineIndex per open document text, rebuilt only when the text object changes and
+    dropped when the document closes."""
 
-def line_index(uri: str, text: str) -> LineIndex:
-    """One LineIndex per document text, rebuilt only when the text object changes."""
-    cached = _INDEXES.get(uri)
-    if cached is not None and cached[0] is text:
-        return cached[1]
-    index = LineIndex(text)
-    _INDEXES[uri] = (text, index)
-    return index
+    def __init__(self) -> None:
+        self._indexes: dict[str, tuple[str, LineIndex]] = {}
+
+    def of(self, uri: str, text: str) -> LineIndex:
+        cached = self._indexes.get(uri)
+        if cached is not None and cached[0] is text:
+            return cached[1]
+        index = LineIndex(text)
+        self._indexes[uri] = (text, index)
+        return index
+
+    def forget(self, uri: str) -> None:
+        self._indexes.pop(uri, None)
 
 
 def _units(text: str, encoding: str) -> int:

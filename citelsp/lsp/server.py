@@ -11,35 +11,29 @@ from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
-from citelsp.documents.project import Document, uri_to_path
+from citelsp.documents.parse import Document
 from citelsp.lsp import actions, cards, commands, completion, hover, navigation
 from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
-from citelsp.lsp.positions import line_index, lsp_range, offset_of
+from citelsp.lsp.positions import LineIndexes, lsp_range, offset_of
 from citelsp.lsp.settings import settings_from_client
-from citelsp.lsp.state import ServerState
-from citelsp.lsp.verification import Progress, wanted_references
+from citelsp.lsp.state import Timers
 from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
-from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 from citelsp.spans import Span
+from citelsp.uris import uri_to_path
 from citelsp.verdict.decisions import Decision, PermanentRejection
-from citelsp.verdict.placement import shown
-from citelsp.verdict.reasons import severity_priority
+from citelsp.workspace import Listener, Workspace
 
-OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
-NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
-                        "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
 RESULTS_PUBLISH_MS = 1000
 """How often arriving verdicts re-publish: often enough to feel live, rarely enough that
 publishing never crowds out hovers and completions while hundreds of lookups run."""
-UNREACHABLE_STREAK = 5
-"""All-unreachable resolutions in a row after which the server stops going to the network."""
 
 log = logging.getLogger(__name__)
 
 
-class ServerProgress(Progress):
-    """``$/progress`` for the verification queue: created once per run, cancellable."""
+class ServerListener(Listener):
+    """What verification tells the editor: ``$/progress`` for the queue (created once per
+    run, cancellable), re-publishing as results arrive, and one-off messages."""
 
     def __init__(self, server: CitelspServer) -> None:
         self.server = server
@@ -59,7 +53,7 @@ class ServerProgress(Progress):
         self.token = f"citelsp-verify-{self._runs}"
         self._ready = False
         self._pending_end = None
-        self.server.state.run_task(self._create(self.token, total), "progress")
+        self.server.timers.run_task(self._create(self.token, total), "progress")
 
     async def _create(self, token: str, total: int) -> None:
         try:
@@ -94,19 +88,29 @@ class ServerProgress(Progress):
         self.server.work_done_progress.tokens.pop(token, None)
         self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
+    def results_arrived(self, urgent: bool = False) -> None:
+        self.server.results_arrived(urgent)
+
+    def notice(self, message: str) -> None:
+        warning = "OpenAlex" in message
+        self.server.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning if warning else types.MessageType.Info,
+            message=message))
+
 
 class CitelspServer(LanguageServer):
+    """Protocol conversion, publishing, progress and timers; the workspace answers the rest."""
+
     def __init__(self) -> None:
         super().__init__(
             "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             converter_factory=converter_with_reused_diagnostics,
         )
-        self.progress = ServerProgress(self)
-        self.state = ServerState(self.results_arrived, self.progress)
-        self._init_options: dict = {}
-        self._told_offline = False
-        self._told_openalex = False
-        self._unreachable_streak = 0
+        self.progress = ServerListener(self)
+        self.ws = Workspace(listener=self.progress)
+        self.timers = Timers(lambda: self.ws.settings.debounce_ms)
+        self.lines = LineIndexes()
+        self.init_options: dict = {}
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
         self._published: dict[str, tuple] = {}
@@ -120,23 +124,23 @@ class CitelspServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     def document(self, uri: str) -> Document | None:
-        return self.state.corpus.get(uri)
+        return self.ws.document(uri)
 
     def range_for(self, uri: str, span: Span) -> types.Range | None:
         doc = self.document(uri)
         if doc is None:
             return None
-        return lsp_range(line_index(uri, doc.text), span, self.encoding)
+        return lsp_range(self.lines.of(uri, doc.text), span, self.encoding)
 
     def offset_for(self, doc: Document, position: types.Position) -> int:
-        return offset_of(line_index(doc.uri, doc.text), position, self.encoding)
+        return offset_of(self.lines.of(doc.uri, doc.text), position, self.encoding)
 
     def hover_text(self, ref: Reference) -> str:
         text = hover.format_reference(ref)
-        entry = self.state.findings.checked(ref, [])
-        if entry is not None:
-            return text + "\n\n---\n\n" + cards.verification_card(entry)
-        if self.state.scheduler.pending(ref):
+        result = self.ws.result(ref)
+        if result is not None:
+            return text + "\n\n---\n\n" + cards.verification_card(result)
+        if self.ws.pending(ref):
             return text + "\n\n---\n\n" + cards.pending_card()
         return text
 
@@ -151,27 +155,25 @@ class CitelspServer(LanguageServer):
     # -- publishing -------------------------------------------------------------------------
 
     def publish(self, uri: str) -> None:
-        doc = self.state.corpus.documents.get(uri)
+        doc = self.ws.document(uri)
         if doc is None:
             return
-        min_priority = self.state.settings.min_priority
-        local = self.state.local_problems(uri)
+        local = self.ws.local_problems(uri)
         try:
-            verification = self.state.findings.problems_for(self.state.corpus, doc, min_priority)
+            problems = self.ws.problems(uri)
         except Exception:  # verification display must never hide the local checks
             log.exception("cannot show verification results for %s", uri)
-            verification = []
-        signature = (doc.text, id(local), min_priority, verification)
+            problems = local
+        signature = (doc.text, id(local), self.ws.settings.min_priority, problems)
         if self._published.get(uri) == signature:
             return  # nothing changed for this document: don't re-send thousands of hints
         self._published[uri] = signature
-        index = line_index(uri, doc.text)
+        index = self.lines.of(uri, doc.text)
         previous = self._converted.get(uri, {})
         ascii_text = doc.text.isascii()  # then columns are the same in every encoding
         converted: dict[tuple, types.Diagnostic] = {}
         diagnostics = []
-        for problem in [p for p in local if shown(severity_priority(p.severity), min_priority)
-                        ] + verification:
+        for problem in problems:
             try:
                 diagnostics.append(self._diagnostic(problem, index, previous, converted,
                                                     ascii_text))
@@ -208,98 +210,62 @@ class CitelspServer(LanguageServer):
         if self._publishing is not None and not self._publishing.done():
             self._publish_again = True
             return
-        self._publishing = self.state.run_task(self._publish_all(), "publish")
+        self._publishing = self.timers.run_task(self._publish_all(), "publish")
 
     async def _publish_all(self) -> None:
         while True:
             self._publish_again = False
-            focus = self.state.focus[0] if self.state.focus else None
-            for uri in sorted(self.state.corpus.open_uris, key=lambda u: u != focus):
+            focus = self.ws.focus[0] if self.ws.focus else None
+            for uri in sorted(self.ws.open_uris(), key=lambda u: u != focus):
                 self.publish(uri)
                 await asyncio.sleep(0)
             if not self._publish_again:
                 return
 
     def schedule_publish(self) -> None:
-        self.state.debounce("publish", self.publish_open)
+        self.timers.debounce("publish", self.publish_open)
         self.schedule_verification()
 
     def schedule_verification(self) -> None:
         def start() -> None:
-            refs = wanted_references(self.state.corpus, *(self.state.focus or (None, None)))
-            self.state.run_task(self.state.scheduler.want(refs), "verify")
+            self.timers.run_task(self.ws.want(), "verify")
 
-        self.state.debounce("verify", start, delay_ms=max(self.state.settings.debounce_ms, 300))
+        self.timers.debounce("verify", start, delay_ms=max(self.ws.settings.debounce_ms, 300))
 
     def results_arrived(self, urgent: bool = False) -> None:
-        """New verification results: re-publish (throttled, or now when ``urgent``) and watch
-        for a dead network."""
+        """New verification results: re-publish (throttled, or now when ``urgent``)."""
         if urgent:
-            self.state.debounce("publish", self.publish_open, delay_ms=0)
+            self.timers.debounce("publish", self.publish_open, delay_ms=0)
         else:
-            self.state.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
-        scheduler = self.state.scheduler
-        if scheduler.offline or not scheduler.results:
-            return
-        latest = scheduler.latest
-        if latest is not None and not self._told_openalex and refused_for_want_of_key(
-                latest.outcomes, self.state.settings):
-            self._told_openalex = True
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"citelsp: {OPENALEX_KEY_ADVICE}"))
-        if latest is not None and all(o.status in ("unreachable", "skipped")
-                                      for o in latest.outcomes.values()) and any(
-                o.status == "unreachable" for o in latest.outcomes.values()):
-            self._unreachable_streak += 1
-        else:
-            self._unreachable_streak = 0
-        if self._unreachable_streak >= UNREACHABLE_STREAK:
-            scheduler.go_offline()
-            self.tell_offline(NETWORK_DOWN_MESSAGE)
-
-    def tell_offline(self, message: str) -> None:
-        if self._told_offline:
-            return
-        self._told_offline = True
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
-                                                         message=message))
+            self.timers.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
 
     def document_changed(self, uri: str, language: str | None = None,
                          changed_at: types.Position | None = None) -> None:
         text = self.workspace.get_text_document(uri).source
         try:
-            doc = self.state.corpus.update(uri, text, language=language)
+            doc = self.ws.open(uri, text, language=language)
         except Exception:  # a parser bug must not take the server down
             log.exception("cannot parse %s", uri)
             return
         if doc is not None and changed_at is not None:
-            self.state.focus = (uri, self.offset_for(doc, changed_at))
-        elif doc is not None and self.state.focus is None:
-            self.state.focus = (uri, 0)
+            self.ws.focus = (uri, self.offset_for(doc, changed_at))
+        elif doc is not None and self.ws.focus is None:
+            self.ws.focus = (uri, 0)
+        self.schedule_publish()
+
+    def document_closed(self, uri: str) -> None:
+        """Forget the document and what was published for it, and clear its diagnostics."""
+        self.ws.close(uri)
+        self.lines.forget(uri)
+        self._published.pop(uri, None)
+        self._converted.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self.schedule_publish()
 
     async def configure(self, options: dict) -> None:
-        settings = settings_from_client(options)
-        self.state.apply_settings(settings)
-        await self.state.scheduler.configure(settings)
-        self._unreachable_streak = 0
-        refs = wanted_references(self.state.corpus, *(self.state.focus or (None, None)))
-        if refs:
-            self.state.run_task(self.state.scheduler.want(refs), "verify")
-        if settings.offline:
-            self.tell_offline(OFFLINE_MESSAGE)
-
-    def references_at(self, doc: Document, offset: int) -> list[Reference]:
-        corpus = self.state.corpus
-        if isinstance(doc, Manuscript):
-            citation = corpus.citation_at(doc, offset)
-            if citation is not None and not citation.wildcard:
-                return list(corpus.resolve(doc, citation).references)
-            doc = doc.inline
-            if doc is None:
-                return []
-        ref = corpus.reference_at(doc, offset)
-        return [ref] if ref is not None else []
+        await self.ws.configure(settings_from_client(options))
+        self.timers.run_task(self.ws.want(), "verify")
 
     def workspace_edit(self, edits: list[actions.Edit]) -> types.WorkspaceEdit:
         changes: dict[str, list[types.TextEdit]] = {}
@@ -311,7 +277,7 @@ class CitelspServer(LanguageServer):
         return types.WorkspaceEdit(changes=changes)
 
     async def pull_configuration(self) -> None:
-        options = dict(self._init_options)
+        options = dict(self.init_options)
         if _supports_configuration(self.client_capabilities):
             try:
                 result = await self.workspace_configuration_async(types.ConfigurationParams(
@@ -333,17 +299,17 @@ def create_server() -> CitelspServer:
     server = CitelspServer()
 
     @server.feature(types.INITIALIZE)
-    def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
+    async def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         if isinstance(options, dict):
-            ls._init_options = dict(options.get("citelsp", options))
-        ls.state.apply_settings(settings_from_client(ls._init_options))
+            ls.init_options = dict(options.get("citelsp", options))
         roots = [uri_to_path(f.uri) for f in params.workspace_folders or []]
         if not roots and params.root_uri:
             roots = [uri_to_path(params.root_uri)]
         elif not roots and params.root_path:
             roots = [Path(params.root_path)]
-        ls.state.set_roots(roots)
+        ls.ws.set_roots(roots)
+        await ls.ws.configure(settings_from_client(ls.init_options))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:
@@ -354,7 +320,7 @@ def create_server() -> CitelspServer:
     async def did_change_configuration(ls: CitelspServer,
                                        params: types.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, dict) and isinstance(params.settings.get("citelsp"), dict):
-            ls._init_options = dict(params.settings["citelsp"])
+            ls.init_options = dict(params.settings["citelsp"])
         await ls.pull_configuration()
         ls.publish_open()
         ls.schedule_verification()
@@ -372,32 +338,24 @@ def create_server() -> CitelspServer:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: CitelspServer, params: None) -> None:
-        await ls.state.scheduler.close()
+        await ls.ws.verifier.close()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def cancel_progress(ls: CitelspServer, params: types.WorkDoneProgressCancelParams) -> None:
         if params.token == ls.progress.token:
-            ls.state.scheduler.cancel_all()
+            ls.ws.verifier.cancel_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CitelspServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.state.corpus.close(uri)
-        ls._published.pop(uri, None)
-        ls._converted.pop(uri, None)
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
-        ls.schedule_publish()
+        ls.document_closed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: CitelspServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.state.corpus.invalidate_disk(params.text_document.uri)
+        ls.ws.files_changed([params.text_document.uri])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: CitelspServer, params: types.DidChangeWatchedFilesParams) -> None:
-        for change in params.changes:
-            ls.state.corpus.invalidate_disk(change.uri)
+        ls.ws.files_changed([change.uri for change in params.changes])
         ls.schedule_publish()
 
     @server.feature(
@@ -408,13 +366,13 @@ def create_server() -> CitelspServer:
         doc = ls.document(params.text_document.uri)
         if not isinstance(doc, Manuscript):
             return None
-        index = line_index(doc.uri, doc.text)
+        index = ls.lines.of(doc.uri, doc.text)
         offset = ls.offset_for(doc, params.position)
         before = doc.text[index.line_start(params.position.line):offset]
         prefix = completion.completion_prefix(before)
         if prefix is None:
             return None
-        return completion.complete_keys(ls.state.corpus, doc, prefix)
+        return completion.complete_keys(ls.ws.graph, doc, prefix)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: CitelspServer, params: types.HoverParams) -> types.Hover | None:
@@ -422,30 +380,26 @@ def create_server() -> CitelspServer:
         if doc is None:
             return None
         offset = ls.offset_for(doc, params.position)
-        corpus = ls.state.corpus
-        if isinstance(doc, Manuscript):
-            citation = corpus.citation_at(doc, offset)
-            if citation is not None:
-                if citation.wildcard:
-                    return None
-                refs = corpus.resolve(doc, citation).references
-                text = ls.hover_text(refs[0]) if refs else (
-                    f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript")
-                return hover.lsp_hover(text, ls.range_for(doc.uri, citation.span))
-            doc = doc.inline  # front-matter references
-            if doc is None:
+        citation = ls.ws.citation_at(doc, offset)
+        if citation is not None:
+            if citation.wildcard:
                 return None
-        ref = corpus.reference_at(doc, offset)
-        if ref is None:
+            refs = ls.ws.references_at(doc, offset)
+            text = ls.hover_text(refs[0]) if refs else (
+                f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript")
+            return hover.lsp_hover(text, ls.range_for(doc.uri, citation.span))
+        refs = ls.ws.references_at(doc, offset)
+        if not refs:
             return None
-        return hover.lsp_hover(ls.hover_text(ref), ls.range_for(ref.uri, ref.key_span))
+        return hover.lsp_hover(ls.hover_text(refs[0]), ls.range_for(refs[0].uri,
+                                                                    refs[0].key_span))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: CitelspServer, params: types.DefinitionParams) -> list[types.Location]:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return []
-        found = navigation.definitions(ls.state.corpus, doc, ls.offset_for(doc, params.position))
+        found = navigation.definitions(ls.ws, doc, ls.offset_for(doc, params.position))
         return ls.lsp_locations(found)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
@@ -453,11 +407,11 @@ def create_server() -> CitelspServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return []
-        key = navigation.key_at(ls.state.corpus, doc, ls.offset_for(doc, params.position))
+        key = navigation.key_at(ls.ws, doc, ls.offset_for(doc, params.position))
         if key is None:
             return []
         found = navigation.references(
-            ls.state.corpus, key, include_declaration=params.context.include_declaration
+            ls.ws, key, include_declaration=params.context.include_declaration
         )
         return ls.lsp_locations(found)
 
@@ -466,8 +420,7 @@ def create_server() -> CitelspServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        offset = ls.offset_for(doc, params.position)
-        span = navigation.key_span_at(ls.state.corpus, doc, offset)
+        span = navigation.key_span_at(doc, ls.offset_for(doc, params.position))
         return ls.range_for(doc.uri, span) if span is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_RENAME)
@@ -477,11 +430,11 @@ def create_server() -> CitelspServer:
             return None
         if not navigation.VALID_KEY.match(params.new_name):
             raise ValueError(f"'{params.new_name}' is not a valid citation key")
-        key = navigation.key_at(ls.state.corpus, doc, ls.offset_for(doc, params.position))
+        key = navigation.key_at(ls.ws, doc, ls.offset_for(doc, params.position))
         if key is None:
             return None
         changes: dict[str, list[types.TextEdit]] = {}
-        for loc in navigation.rename_locations(ls.state.corpus, key):
+        for loc in navigation.rename_locations(ls.ws, key):
             range_ = ls.range_for(loc.uri, loc.span)
             if range_ is not None:
                 changes.setdefault(loc.uri, []).append(
@@ -495,7 +448,7 @@ def create_server() -> CitelspServer:
         bib = doc if isinstance(doc, Bibliography) else getattr(doc, "inline", None)
         if bib is None:
             return []
-        index = line_index(doc.uri, doc.text)
+        index = ls.lines.of(doc.uri, doc.text)
         return navigation.document_symbols(bib, lambda span: lsp_range(index, span, ls.encoding))
 
     @server.feature(
@@ -507,19 +460,19 @@ def create_server() -> CitelspServer:
         if doc is None:
             return None
         found: list[types.CodeAction | types.Command] = []
-        for ref in ls.references_at(doc, ls.offset_for(doc, params.range.start)):
-            entry = ls.state.findings.checked(ref, [])
+        for ref in ls.ws.references_at(doc, ls.offset_for(doc, params.range.start)):
+            result = ls.ws.result(ref)
             source = ls.document(ref.uri)
-            if entry is not None and source is not None:
-                for title, edits in actions.edit_actions(ref, entry, source.text):
+            if result is not None and source is not None:
+                for title, edits in actions.edit_actions(ref, result, source.text):
                     found.append(types.CodeAction(
                         title=title, kind=types.CodeActionKind.QuickFix,
                         edit=ls.workspace_edit(edits),
                         diagnostics=[d for d in params.context.diagnostics
                                      if d.source == "citelsp"] or None,
                     ))
-            found += actions.link_actions(ref, entry)
-            found += actions.decision_actions(ref, ls.state.scheduler.identity(ref))
+            found += actions.link_actions(ref, result)
+            found += actions.decision_actions(ref, ls.ws.decision_identity(ref))
         return found
 
     @server.command(actions.OPEN_URL)
@@ -543,9 +496,8 @@ def create_server() -> CitelspServer:
         if verdict not in ("verified", "rejected") or not key or not identity:
             raise ValueError("usage: citelsp.decide KEY IDENTITY verified|rejected [NOTE]")
         try:
-            ls.state.findings.decisions.record(Decision(
-                citation_key=str(key), identity=str(identity), decision=verdict,
-                note=str(note or "")))
+            ls.ws.record(Decision(citation_key=str(key), identity=str(identity),
+                                  decision=verdict, note=str(note or "")))
         except PermanentRejection as exc:
             ls.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Warning, message=str(exc)))
@@ -555,32 +507,21 @@ def create_server() -> CitelspServer:
 
     @server.command(actions.REVERIFY)
     def reverify(ls: CitelspServer, *args):
-        keys = {str(a) for a in args if a} or None
-        refs = commands.references_by_key(ls.state.corpus, keys)
-        scheduler = ls.state.scheduler
-        if scheduler.engine is not None:
-            scheduler.back_online()
-        ls._unreachable_streak = 0
-        scheduler.reverify(refs)
+        queued = ls.ws.reverify({str(a) for a in args if a} or None)
         ls.publish_open()
-        return {"queued": len(refs)}
+        return {"queued": queued}
 
     @server.command(actions.CLEAR_CACHE)
     def clear_cache(ls: CitelspServer, *args):
-        scheduler = ls.state.scheduler
-        if scheduler.engine is not None:
-            scheduler.engine.clear_cache()
-        scheduler.forget()
+        ls.ws.clear_cache()
         ls.publish_open()
         ls.schedule_verification()
         return {"cleared": True}
 
     @server.command(actions.SHOW_CHECKLIST)
     async def show_checklist(ls: CitelspServer, *args):
-        result = commands.check_result(ls.state.corpus, ls.state.findings,
-                                       ls.state.settings.min_priority)
-        markdown = render_checklist(result)
-        path = ls.state.root / ".citelsp" / "checklist.md"
+        markdown = render_checklist(ls.ws.snapshot())
+        path = ls.ws.root / ".citelsp" / "checklist.md"
         commands.write_atomically(path, markdown)
         if ls.client_capabilities.window and ls.client_capabilities.window.show_document:
             await ls.window_show_document_async(types.ShowDocumentParams(
@@ -592,11 +533,8 @@ def create_server() -> CitelspServer:
         fmt = str(args[0]) if args else "json"
         if fmt not in RENDERERS:
             raise ValueError(f"unknown report format '{fmt}' (use {', '.join(RENDERERS)})")
-        result = commands.check_result(ls.state.corpus, ls.state.findings,
-                                       ls.state.settings.min_priority)
-        path = ls.state.root / ".citelsp" / f"report.{commands.REPORT_SUFFIX[fmt]}"
-        commands.write_atomically(path, RENDERERS[fmt](result))
+        path = ls.ws.root / ".citelsp" / f"report.{commands.REPORT_SUFFIX[fmt]}"
+        commands.write_atomically(path, RENDERERS[fmt](ls.ws.snapshot()))
         return {"uri": path.resolve().as_uri(), "format": fmt}
 
     return server
-

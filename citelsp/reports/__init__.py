@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from citelsp.check import CheckResult
 from citelsp.reports import json as json_report
 from citelsp.reports import ledger, markdown, sarif, text
+from citelsp.workspace.snapshot import Snapshot
 
-RENDERERS: dict[str, Callable[[CheckResult], str]] = {
+RENDERERS: dict[str, Callable[[Snapshot], str]] = {
     "text": text.render,
     "json": json_report.render,
     "sarif": sarif.render,

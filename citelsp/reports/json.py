@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from citelsp.check import CheckResult
 from citelsp.reports.rows import SEVERITY_NAME, rows
+from citelsp.workspace.snapshot import Snapshot
 
 
 def outcome_dict(outcome) -> dict:
@@ -25,12 +25,12 @@ def outcome_dict(outcome) -> dict:
     }
 
 
-def data(result: CheckResult) -> dict:
+def data(snapshot: Snapshot) -> dict:
     outcomes = []
     checklist = []
-    for c in result.checked:
-        res = c.verified.resolution
-        decision = c.decision if not c.decision_stale else None
+    for c in snapshot.results:
+        res = c.resolution
+        decision = c.current_decision
         outcomes.append({
             "citation_key": c.reference.key,
             "resolvers": {name: outcome_dict(o) for name, o in res.outcomes.items()},
@@ -42,7 +42,7 @@ def data(result: CheckResult) -> dict:
                 "decided_at": decision.decided_at,
             },
         })
-        item = c.verified.verification.item
+        item = c.judgement.item
         if item is not None:
             checklist.append(item.to_dict())
     diagnostics = [
@@ -53,22 +53,23 @@ def data(result: CheckResult) -> dict:
                 "end": {"line": row.end[0], "character": row.end[1]},
             },
             "severity": SEVERITY_NAME[row.severity],
+            "priority": row.priority,
             "code": row.code,
             "message": row.message,
         }
-        for row in rows(result)
+        for row in rows(snapshot)
     ]
     return {
-        "summaries": result.summaries(),
+        "summaries": snapshot.summaries(),
         "outcomes": outcomes,
         "checklist": checklist,
         "diagnostics": diagnostics,
     }
 
 
-def render(result: CheckResult) -> str:
-    return json.dumps(data(result), indent=2, ensure_ascii=False) + "\n"
+def render(snapshot: Snapshot) -> str:
+    return json.dumps(data(snapshot), indent=2, ensure_ascii=False) + "\n"
 
 
-def render_ars(result: CheckResult) -> str:
-    return json.dumps(result.summaries(), indent=2, ensure_ascii=False) + "\n"
+def render_ars(snapshot: Snapshot) -> str:
+    return json.dumps(snapshot.summaries(), indent=2, ensure_ascii=False) + "\n"

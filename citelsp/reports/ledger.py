@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 import uuid
 
-from citelsp.check import Checked, CheckResult
 from citelsp.resolution.identity import identity_of
+from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 
 VERIFICATION = {"true": "verified", "false": "refuted", "unresolvable": "undetermined"}
 STATE = {"matched": "ai_verified", "unmatched": "unverified", "unreachable": "needs_human_check"}
 
 
-def fact(checked: Checked, generated_at: str) -> dict:
-    ref = checked.reference
-    v = checked.verified
-    identity = identity_of(v.resolution.ids, ref.work)
-    decision = checked.decision if not checked.decision_stale else None
+def fact(result: ReferenceResult, generated_at: str) -> dict:
+    ref = result.reference
+    identity = identity_of(result.resolution.ids, ref.work)
+    decision = result.current_decision
     sources = []
-    for name, outcome in v.resolution.outcomes.items():
+    for name, outcome in result.resolution.outcomes.items():
         if outcome.status == "skipped":
             continue
         source = {
@@ -43,14 +42,14 @@ def fact(checked: Checked, generated_at: str) -> dict:
         "figure": None,
         "provenance": "imported",
         "sources": sources,
-        "verification": VERIFICATION[v.verification.verdict],
+        "verification": VERIFICATION[result.judgement.verdict],
         "approval": approval,
         "section_binding": None,
         "updated_at": decision.decided_at if decision else generated_at,
     }
 
 
-def render(result: CheckResult) -> str:
-    stamp = result.generated_at.isoformat().replace("+00:00", "Z")
-    return json.dumps([fact(c, stamp) for c in result.checked], indent=2,
+def render(snapshot: Snapshot) -> str:
+    stamp = snapshot.generated_at.isoformat().replace("+00:00", "Z")
+    return json.dumps([fact(r, stamp) for r in snapshot.results], indent=2,
                       ensure_ascii=False) + "\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from citelsp.check import CheckResult
 from citelsp.verdict.reasons import PRIORITY_ORDER, priority_rank
+from citelsp.workspace.snapshot import Snapshot
 
 HEADINGS = {
     "P0": "P0 — identifier evidence: check first",
@@ -21,15 +21,15 @@ def escape(text: str) -> str:
     return out
 
 
-def render(result: CheckResult) -> str:
-    items = [(c, c.verified.verification.item) for c in result.checked
-             if c.verified.verification.item is not None]
+def render(snapshot: Snapshot) -> str:
+    items = [(c, c.judgement.item) for c in snapshot.results
+             if c.judgement.item is not None]
     items.sort(key=lambda pair: (priority_rank(pair[1].priority), pair[1].citation_key))
-    verdicts = [c.verified.verification.verdict for c in result.checked]
+    verdicts = [c.judgement.verdict for c in snapshot.results]
     lines = [
         "# Reference check",
         "",
-        f"{len(result.checked)} references checked: {verdicts.count('true')} verified, "
+        f"{len(snapshot.results)} references checked: {verdicts.count('true')} verified, "
         f"{verdicts.count('false')} refuted, {verdicts.count('unresolvable')} unresolvable; "
         f"{len(items)} need a human check.",
     ]
@@ -39,7 +39,7 @@ def render(result: CheckResult) -> str:
             continue
         lines += ["", f"## {HEADINGS[priority]}", ""]
         for checked, item in group:
-            decision = checked.decision if not checked.decision_stale else None
+            decision = checked.current_decision
             box = "x" if decision is not None else " "
             lines.append(f"- [{box}] **{escape(item.citation_key)}** · `{item.reason_code}` · "
                          f"verdict {item.verdict_contribution}")

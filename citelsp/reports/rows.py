@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from citelsp.check import CheckResult
 from citelsp.documents.model import Severity
-from citelsp.documents.project import uri_to_path
 from citelsp.spans import LineIndex
+from citelsp.uris import display_path
 from citelsp.verdict.reasons import severity_priority
+from citelsp.workspace.snapshot import Snapshot
 
 SEVERITY_NAME = {
     Severity.ERROR: "error",
@@ -33,28 +32,12 @@ class Row:
     key: str | None
 
 
-def display_path(uri: str) -> str:
-    path = uri_to_path(uri)
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
-
-
-def _text(result: CheckResult, uri: str) -> str:
-    doc = result.documents.get(uri)
-    if doc is not None:
-        return doc.text
-    path = uri_to_path(uri)
-    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-
-def rows(result: CheckResult) -> list[Row]:
+def rows(snapshot: Snapshot) -> list[Row]:
     files: dict[str, tuple[str, LineIndex]] = {}
     out = []
-    for uri, problem in result.problems:
+    for uri, problem in snapshot.problems:
         if uri not in files:  # one read, one line index and one display path per file
-            files[uri] = (display_path(uri), LineIndex(_text(result, uri)))
+            files[uri] = (display_path(uri), LineIndex(snapshot.documents[uri].text))
         path, index = files[uri]
         out.append(Row(
             path=path,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from citelsp import __version__
-from citelsp.check import CheckResult
 from citelsp.documents.model import Severity
 from citelsp.reports.rows import rows
 from citelsp.verdict.reasons import README_URL, REASONS, doc_url
+from citelsp.workspace.snapshot import Snapshot
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {
@@ -19,8 +19,8 @@ LEVELS = {
 }
 
 
-def data(result: CheckResult) -> dict:
-    found = rows(result)
+def data(snapshot: Snapshot) -> dict:
+    found = rows(snapshot)
     codes = sorted({r.code for r in found})
     rules = []
     for code in codes:
@@ -72,5 +72,5 @@ def data(result: CheckResult) -> dict:
     }
 
 
-def render(result: CheckResult) -> str:
-    return json.dumps(data(result), indent=2, ensure_ascii=False) + "\n"
+def render(snapshot: Snapshot) -> str:
+    return json.dumps(data(snapshot), indent=2, ensure_ascii=False) + "\n"

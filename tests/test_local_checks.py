@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from citelsp.checks import EntryIndex, problems_for
 from citelsp.config import Settings
 from citelsp.documents.bibtex import parse_bibtex
-from citelsp.documents.project import Corpus
+from citelsp.workspace import Workspace
+from citelsp.workspace.local_checks import EntryIndex
 
 BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020}
 @article{b, title = {Deep Learning for Cats}, year = 2021}
@@ -27,15 +27,15 @@ See [@a; @b] and [@missing] and <!--ref:c--><!--anchor:page:4-->.
 """
 
 
-def corpus_with(tmp_path: Path, bib: str = BIB, paper: str = PAPER) -> tuple[Corpus, str, str]:
+def ws_with(tmp_path: Path, bib: str = BIB, paper: str = PAPER) -> tuple[Workspace, str, str]:
     (tmp_path / "refs.bib").write_text(bib, encoding="utf-8")
     (tmp_path / "paper.md").write_text(paper, encoding="utf-8")
-    corpus = Corpus(Settings(), roots=[tmp_path])
+    ws = Workspace(Settings(), [tmp_path])
     bib_uri = (tmp_path / "refs.bib").resolve().as_uri()
     paper_uri = (tmp_path / "paper.md").resolve().as_uri()
-    corpus.update(bib_uri, bib)
-    corpus.update(paper_uri, paper)
-    return corpus, bib_uri, paper_uri
+    ws.open(bib_uri, bib)
+    ws.open(paper_uri, paper)
+    return ws, bib_uri, paper_uri
 
 
 def by_code(problems, code):
@@ -43,60 +43,60 @@ def by_code(problems, code):
 
 
 def test_dangling_citation_on_the_key(tmp_path):
-    corpus, _, paper_uri = corpus_with(tmp_path)
-    dangling = by_code(problems_for(corpus, paper_uri), "DANGLING_CITATION")
+    ws, _, paper_uri = ws_with(tmp_path)
+    dangling = by_code(ws.local_problems(paper_uri), "DANGLING_CITATION")
     assert [p.key for p in dangling] == ["missing"]
     assert PAPER[dangling[0].span.start:dangling[0].span.end] == "missing"
 
 
 def test_duplicate_keys_on_every_occurrence_with_related_locations(tmp_path):
-    corpus, bib_uri, _ = corpus_with(tmp_path)
-    dups = by_code(problems_for(corpus, bib_uri), "DUPLICATE_KEY")
+    ws, bib_uri, _ = ws_with(tmp_path)
+    dups = by_code(ws.local_problems(bib_uri), "DUPLICATE_KEY")
     assert len(dups) == 2 and {p.key for p in dups} == {"a"}
     assert all(len(p.related) == 1 for p in dups)
     assert all(BIB[p.span.start:p.span.end] == "a" for p in dups)
 
 
 def test_duplicate_works_by_doi_title_and_arxiv(tmp_path):
-    corpus, bib_uri, _ = corpus_with(tmp_path)
-    works = {p.key: p.message for p in by_code(problems_for(corpus, bib_uri), "DUPLICATE_WORK")}
+    ws, bib_uri, _ = ws_with(tmp_path)
+    works = {p.key: p.message for p in by_code(ws.local_problems(bib_uri), "DUPLICATE_WORK")}
     assert "same DOI" in works["c"]  # DOI case and prefix/punctuation do not hide it
     assert "same title" in works["b"]  # LaTeX braces decoded before comparing
     assert "same arXiv id" in works["e"] and "same arXiv id" in works["f"]
 
 
 def test_invalid_identifier_on_its_field(tmp_path):
-    corpus, bib_uri, _ = corpus_with(tmp_path)
-    invalid = by_code(problems_for(corpus, bib_uri), "INVALID_IDENTIFIER")
+    ws, bib_uri, _ = ws_with(tmp_path)
+    invalid = by_code(ws.local_problems(bib_uri), "INVALID_IDENTIFIER")
     assert [p.key for p in invalid] == ["d"]
     assert BIB[invalid[0].span.start:invalid[0].span.end] == "not-a-doi"
 
 
 def test_orphans_only_once_a_manuscript_using_the_bibliography_is_open(tmp_path):
-    corpus, bib_uri, paper_uri = corpus_with(tmp_path)
-    orphans = {p.key for p in by_code(problems_for(corpus, bib_uri), "ORPHAN_REFERENCE")}
+    ws, bib_uri, paper_uri = ws_with(tmp_path)
+    orphans = {p.key for p in by_code(ws.local_problems(bib_uri), "ORPHAN_REFERENCE")}
     assert orphans == {"d", "e", "f", "g"}
-    corpus.close(paper_uri)
-    assert not by_code(problems_for(corpus, bib_uri), "ORPHAN_REFERENCE")
+    ws.close(paper_uri)
+    assert not by_code(ws.local_problems(bib_uri), "ORPHAN_REFERENCE")
 
 
 def test_nocite_star_cites_everything(tmp_path):
     tex = "\\nocite{*}\n\\bibliography{refs}\n"
     (tmp_path / "paper.tex").write_text(tex, encoding="utf-8")
-    corpus, bib_uri, paper_uri = corpus_with(tmp_path)
-    corpus.close(paper_uri)
-    corpus.update((tmp_path / "paper.tex").resolve().as_uri(), tex)
-    assert not by_code(problems_for(corpus, bib_uri), "ORPHAN_REFERENCE")
+    ws, bib_uri, paper_uri = ws_with(tmp_path)
+    ws.close(paper_uri)
+    ws.open((tmp_path / "paper.tex").resolve().as_uri(), tex)
+    assert not by_code(ws.local_problems(bib_uri), "ORPHAN_REFERENCE")
 
 
 def test_slug_map_resolves_markers(tmp_path):
     paper = "<!--ref:the-cat-paper--><!--anchor:quote:cats-->\n"
     (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
-    corpus = Corpus(Settings(slug_map={"the-cat-paper": "b"}), roots=[tmp_path])
-    corpus.update((tmp_path / "refs.bib").resolve().as_uri(), BIB)
+    ws = Workspace(Settings(slug_map={"the-cat-paper": "b"}), [tmp_path])
+    ws.open((tmp_path / "refs.bib").resolve().as_uri(), BIB)
     uri = (tmp_path / "paper.md").resolve().as_uri()
-    corpus.update(uri, paper)
-    assert not by_code(problems_for(corpus, uri), "DANGLING_CITATION")
+    ws.open(uri, paper)
+    assert not by_code(ws.local_problems(uri), "DANGLING_CITATION")
 
 
 def test_incremental_index_matches_a_fresh_one_after_random_edits(tmp_path):

@@ -3,7 +3,8 @@
 The checks that look only at bibliographies (duplicate keys and works, invalid identifiers)
 keep an index per set of co-used bibliographies, updated by the entries an edit replaced;
 identifiers are remembered per reference, so an edit re-reads only the entries the parser
-built again.
+built again. ``LocalChecks`` owns those indexes; the workspace drops them when the documents
+they cover close.
 """
 
 from __future__ import annotations
@@ -14,87 +15,93 @@ from collections.abc import Iterable
 
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
-from citelsp.documents.project import Corpus
+from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, normalize_title
 from citelsp.resolution.identifiers import reference_ids
-
-_WORK_KEYS: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
-_ORPHANS: weakref.WeakKeyDictionary[Reference, Problem] = weakref.WeakKeyDictionary()
-_INDEXES: dict[tuple[str, ...], EntryIndex] = {}
-"""Co-used bibliography uris → the index of their entries."""
+from citelsp.workspace.graph import CitationGraph
 
 
-def problems_for(corpus: Corpus, uri: str) -> list[Problem]:
-    """Every local problem of one document: its parse problems plus the cross-document checks."""
-    doc = corpus.get(uri)
-    if doc is None:
-        return []
-    if isinstance(doc, Manuscript):
-        problems = list(doc.problems) + detect_dangling_citations(corpus, doc)
-        if doc.inline is not None:
-            problems += list(doc.inline.problems) + bibliography_problems(corpus, doc.inline)
+class LocalChecks:
+    """The local problems of each document, with the indexes behind them."""
+
+    def __init__(self, graph: CitationGraph) -> None:
+        self.graph = graph
+        self._indexes: dict[tuple[str, ...], EntryIndex] = {}
+        """Co-used bibliography URIs → the index of their entries."""
+        self._orphans: weakref.WeakKeyDictionary[Reference, Problem] = weakref.WeakKeyDictionary()
+
+    def forget(self, uri: str) -> None:
+        """Drop the indexes that cover ``uri`` (closed); they are rebuilt if needed again."""
+        for uris in [k for k in self._indexes if uri in k]:
+            del self._indexes[uris]
+
+    def problems(self, doc: Document) -> list[Problem]:
+        """Every local problem of one document: its parse problems plus the cross-document
+        checks."""
+        if isinstance(doc, Manuscript):
+            problems = list(doc.problems) + self.dangling_citations(doc)
+            if doc.inline is not None:
+                problems += list(doc.inline.problems) + self.bibliography_problems(doc.inline)
+            return problems
+        return list(doc.problems) + self.bibliography_problems(doc)
+
+    def bibliography_problems(self, bib: Bibliography) -> list[Problem]:
+        with paused_gc():  # thousands of small lists must not trigger full collections
+            return self._entry_problems(bib) + self.orphans(bib)
+
+    def _entry_problems(self, bib: Bibliography) -> list[Problem]:
+        """Findings about ``bib``'s entries: duplicates among co-used bibliographies, invalid
+        identifiers. The index behind them is updated by the entries that changed only."""
+        bibliographies = self.graph.co_used(bib)
+        uris = tuple(b.uri for b in bibliographies)
+        index = self._indexes.get(uris)
+        if index is None:
+            index = self._indexes[uris] = EntryIndex()
+        index.update([r for b in bibliographies for r in b.references])
+        return index.problems(bib)
+
+    def dangling_citations(self, manuscript: Manuscript) -> list[Problem]:
+        problems = []
+        for c in manuscript.citations:
+            if c.wildcard or self.graph.references_of(manuscript, c).references:
+                continue
+            what = "ref marker slug" if c.syntax == "marker" else "citation key"
+            problems.append(Problem(
+                code="DANGLING_CITATION",
+                span=c.span,
+                message=f"{what} '{c.key}' is not in any bibliography of this manuscript",
+                severity=Severity.ERROR,
+                key=c.key,
+            ))
         return problems
-    return list(doc.problems) + bibliography_problems(corpus, doc)
 
+    def orphans(self, bib: Bibliography) -> list[Problem]:
+        """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open."""
+        open_users = self.graph.users(bib.uri)
+        if not open_users or bib.source_format == "csl-yaml":
+            return []
+        cited: set[str] = set()
+        for m in open_users:
+            keys = self.graph.cited_keys(m)
+            if keys is None:
+                return []
+            cited |= keys
+        return [self._orphan(r) for r in bib.references if r.key not in cited]
 
-def bibliography_problems(corpus: Corpus, bib: Bibliography) -> list[Problem]:
-    users = corpus.manuscripts_using(bib.uri)
-    with paused_gc():  # thousands of small lists must not trigger full collections
-        return (
-            _entry_problems(bib, _siblings(corpus, bib, users))
-            + detect_orphans(corpus, bib, users)
+    def _orphan(self, ref: Reference) -> Problem:
+        """The orphan hint of one entry; the same object while the entry stays where it is."""
+        span = ref.key_span
+        known = self._orphans.get(ref)
+        if known is not None and known.span == span:
+            return known
+        problem = self._orphans[ref] = Problem(
+            code="ORPHAN_REFERENCE",
+            span=span,
+            message=f"'{ref.key}' is not cited by any open manuscript",
+            severity=Severity.HINT,
+            key=ref.key,
         )
-
-
-def _entry_problems(bib: Bibliography, bibliographies: list[Bibliography]) -> list[Problem]:
-    """Findings about ``bib``'s entries: duplicates among co-used bibliographies, invalid
-    identifiers. The index behind them is updated by the entries that changed only."""
-    uris = tuple(b.uri for b in bibliographies)
-    index = _INDEXES.get(uris)
-    if index is None:
-        index = _INDEXES[uris] = EntryIndex()
-    index.update([r for b in bibliographies for r in b.references])
-    return index.problems(bib)
-
-
-def _siblings(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Bibliography]:
-    """``bib`` first, then the bibliographies used together with it."""
-    seen = {bib.uri: bib}
-    for m in users:
-        for other in corpus.bibliographies_for(m):
-            seen.setdefault(other.uri, other)
-    return list(seen.values())
-
-
-def _work_keys(ref: Reference) -> tuple[str | None, str | None, str | None]:
-    """DOI, arXiv id and cheap title fold of one entry, remembered per entry object."""
-    keys = _WORK_KEYS.get(ref)
-    if keys is None:
-        ids = reference_ids(ref)
-        raw = ref.value("title")
-        keys = _WORK_KEYS[ref] = (
-            ids.doi.value if ids.doi is not None else None,
-            ids.arxiv.value.split("v")[0] if ids.arxiv is not None else None,
-            cheap_title_key(raw) if raw else None,
-        )
-    return keys
-
-
-def detect_dangling_citations(corpus: Corpus, manuscript: Manuscript) -> list[Problem]:
-    problems = []
-    bibs = corpus.bibliographies_for(manuscript)
-    for c in manuscript.citations:
-        if c.wildcard or corpus.resolve(manuscript, c, bibs).references:
-            continue
-        what = "ref marker slug" if c.syntax == "marker" else "citation key"
-        problems.append(Problem(
-            code="DANGLING_CITATION",
-            span=c.span,
-            message=f"{what} '{c.key}' is not in any bibliography of this manuscript",
-            severity=Severity.ERROR,
-            key=c.key,
-        ))
-    return problems
+        return problem
 
 
 class EntryIndex:
@@ -106,6 +113,7 @@ class EntryIndex:
     """
 
     def __init__(self) -> None:
+        self._work_keys: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
         self.members: dict[int, Reference] = {}
         self.groups: dict[tuple[str, str], dict[int, Reference]] = defaultdict(dict)
         self.colliding: set[tuple[str, str]] = set()
@@ -119,8 +127,21 @@ class EntryIndex:
             self._change(current[new], remove=False)
         self.members = current
 
+    def _work_key(self, ref: Reference) -> tuple[str | None, str | None, str | None]:
+        """DOI, arXiv id and cheap title fold of one entry, remembered per entry object."""
+        keys = self._work_keys.get(ref)
+        if keys is None:
+            ids = reference_ids(ref)
+            raw = ref.value("title")
+            keys = self._work_keys[ref] = (
+                ids.doi.value if ids.doi is not None else None,
+                ids.arxiv.value.split("v")[0] if ids.arxiv is not None else None,
+                cheap_title_key(raw) if raw else None,
+            )
+        return keys
+
     def _change(self, ref: Reference, *, remove: bool) -> None:
-        doi, arxiv, cheap = _work_keys(ref)
+        doi, arxiv, cheap = self._work_key(ref)
         for group in (("key", ref.key), ("DOI", doi), ("arXiv id", arxiv), ("cheap", cheap)):
             if group[1] is None:
                 continue
@@ -211,36 +232,4 @@ def _invalidreference_ids(r: Reference) -> list[Problem]:
                 severity=Severity.WARNING, key=r.key)
         for p in reference_ids(r).problems
         if p.code == "INVALID_IDENTIFIER"
-    ]
-
-
-def _orphan(ref: Reference) -> Problem:
-    """The orphan hint of one entry; the same object while the entry stays where it is."""
-    span = ref.key_span
-    known = _ORPHANS.get(ref)
-    if known is not None and known.span == span:
-        return known
-    problem = _ORPHANS[ref] = Problem(
-        code="ORPHAN_REFERENCE",
-        span=span,
-        message=f"'{ref.key}' is not cited by any open manuscript",
-        severity=Severity.HINT,
-        key=ref.key,
-    )
-    return problem
-
-
-def detect_orphans(corpus: Corpus, bib: Bibliography, users: list[Manuscript]) -> list[Problem]:
-    """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open."""
-    open_users = [m for m in users if m.uri in corpus.open_uris]
-    if not open_users or bib.source_format == "csl-yaml":
-        return []
-    cited: set[str] = set()
-    for m in open_users:
-        bibs = corpus.bibliographies_for(m)
-        for c in m.citations:
-            if c.wildcard:
-                return []
-            cited.add(corpus.resolve(m, c, bibs).key)
-    return [_orphan(r) for r in bib.references if r.key not in cited
     ]

@@ -1,8 +1,11 @@
-"""Background verification for the server: cached verdicts at once, live lookups queued by
-how close their citations are to where the writer works, one resolution per identity.
+"""Verification state: resolutions by reference identity, the queue of lookups, and whether
+the network is worth asking.
 
-The engine decides everything; this module only schedules it and remembers the answers.
-Editing never waits on it: handlers read ``result_for`` and never await the network.
+The editor asks for references most urgent first (``want``): cached verdicts come at once,
+live lookups are queued by how close their citations are to where the writer works, one
+resolution per identity. The command line asks for all of them and waits (``verify_now``).
+The engine decides everything; this module only schedules it and remembers the answers, so
+handlers read ``result_for`` and never await the network.
 """
 
 from __future__ import annotations
@@ -13,38 +16,47 @@ import itertools
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from citelsp.config import Settings
-from citelsp.documents.model import Bibliography, Manuscript, Reference
-from citelsp.documents.project import Corpus
+from citelsp.documents.model import Reference
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.identity import reference_identity
+from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
 
 log = logging.getLogger(__name__)
 
 WORKERS = 16
 SHOW_CACHED_EVERY_S = 1.0
 """How often a pass over cached answers shows the verdicts it has so far."""
+UNREACHABLE_STREAK = 5
+"""All-unreachable resolutions in a row after which verification stops going to the network."""
+OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
+NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
+                        "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
 
 
-class Progress:
-    """Hooks the scheduler calls so the server can show ``$/progress``."""
+class Listener:
+    """What verification tells its front end as it goes; every hook may stay a no-op."""
+
+    def results_arrived(self, urgent: bool = False) -> None:
+        """New results; ``urgent`` when a pass over cached verdicts is complete and should be
+        shown without waiting."""
 
     def begin(self, total: int) -> None: ...
     def report(self, done: int, total: int) -> None: ...
     def end(self, message: str) -> None: ...
 
+    def notice(self, message: str) -> None:
+        """Something the writer should be told once (network down, a key is missing)."""
 
-class Scheduler:
-    def __init__(self, on_results: Callable[..., None], progress: Progress | None = None) -> None:
-        """``on_results(urgent=False)`` is called as answers arrive; ``urgent`` when a batch of
-        cached verdicts is complete and should be shown without waiting."""
+
+class Verifier:
+    def __init__(self, listener: Listener | None = None) -> None:
         self.engine: Engine | None = None
         self.results: dict[str, Resolution] = {}
-        self._on_results = on_results
-        self._progress = progress or Progress()
+        self.listener = listener or Listener()
         self._identities: weakref.WeakKeyDictionary[Reference, str] = weakref.WeakKeyDictionary()
         self._queue: list[tuple[int, int, str, bool]] = []
         self._queued: dict[str, Reference] = {}
@@ -59,8 +71,8 @@ class Scheduler:
         self._missed: set[str] = set()
         """Identities with no cached answer while offline: not probed again until reset."""
         self._wanted: list[Reference] = []
-        self.latest: Resolution | None = None
-        """The last resolution that arrived from the network (for outage detection)."""
+        self._unreachable_streak = 0
+        self._told: set[str] = set()
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -70,8 +82,11 @@ class Scheduler:
             return
         await self.close()
         self._missed.clear()
+        self._unreachable_streak = 0
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None
+        if settings.offline:
+            self._tell(OFFLINE_MESSAGE)
 
     async def close(self) -> None:
         self.cancel_all()
@@ -146,7 +161,7 @@ class Scheduler:
                 fresh_cached = True
                 now = time.monotonic()
                 if _worth_showing(now - shown, now - started, n + 1, len(ordered)):
-                    self._on_results()  # show cached verdicts as they come
+                    self.listener.results_arrived()  # show cached verdicts as they come
                     shown = now
                     fresh_cached = False
                 continue
@@ -162,8 +177,28 @@ class Scheduler:
                         if i in self._queued and i not in ordered]
         heapq.heapify(self._queue)
         if fresh_cached:
-            self._on_results(True)  # the cached pass is over: show it now
+            self.listener.results_arrived(True)  # the cached pass is over: show it now
         self._start()
+
+    async def verify_now(self, refs: Iterable[Reference], *, refresh: bool = False) -> None:
+        """Resolve every reference and wait (the command line): offline, from cached answers
+        alone; progress reported as each finishes."""
+        engine = self.engine
+        if engine is None:
+            return
+        ordered: dict[str, Reference] = {}
+        for ref in refs:
+            ordered.setdefault(self.identity(ref), ref)
+        todo = [(i, r) for i, r in ordered.items() if refresh or i not in self.results]
+        if not todo:
+            return
+        self.listener.begin(len(todo))
+        resolutions = await engine.resolve_all([r for _, r in todo], refresh=refresh,
+                                               on_done=self.listener.report)
+        for (identity, _), resolution in zip(todo, resolutions, strict=True):
+            self.results[identity] = resolution
+            self._watch_key(resolution)
+        self.listener.end(f"Verified {len(todo)} references")
 
     def reverify(self, refs: Iterable[Reference]) -> None:
         """Resolve these again now, bypassing the cache (not while offline)."""
@@ -180,7 +215,7 @@ class Scheduler:
             self._queued[identity] = ref
             self._refresh.add(identity)
             heapq.heappush(self._queue, (0, next(self._seq), identity, True))
-        self._on_results()
+        self.listener.results_arrived()
         self._start()
 
     def cancel_all(self) -> None:
@@ -192,7 +227,7 @@ class Scheduler:
             worker.cancel()
         self._workers.clear()
         if self._total:
-            self._progress.end(f"Cancelled after {self._done}/{self._total}")
+            self.listener.end(f"Cancelled after {self._done}/{self._total}")
         self._done = self._total = 0
 
     def go_offline(self) -> None:
@@ -204,6 +239,33 @@ class Scheduler:
         if self.engine is not None and not self.engine.settings.offline:
             self.offline = False
             self._missed.clear()
+            self._unreachable_streak = 0
+
+    def _watch(self, resolution: Resolution) -> None:
+        """After a live result: say once when OpenAlex wants a key, and stop going to the
+        network after ``UNREACHABLE_STREAK`` resolutions in a row that reached no source."""
+        if self.engine is None or self.offline:
+            return
+        outcomes = resolution.outcomes.values()
+        self._watch_key(resolution)
+        if all(o.status in ("unreachable", "skipped") for o in outcomes) and any(
+                o.status == "unreachable" for o in outcomes):
+            self._unreachable_streak += 1
+        else:
+            self._unreachable_streak = 0
+        if self._unreachable_streak >= UNREACHABLE_STREAK:
+            self.go_offline()
+            self._tell(NETWORK_DOWN_MESSAGE)
+
+    def _watch_key(self, resolution: Resolution) -> None:
+        if self.engine is not None and refused_for_want_of_key(resolution.outcomes,
+                                                               self.engine.settings):
+            self._tell(f"citelsp: {OPENALEX_KEY_ADVICE}")
+
+    def _tell(self, message: str) -> None:
+        if message not in self._told:
+            self._told.add(message)
+            self.listener.notice(message)
 
     def forget(self) -> None:
         """Drop every remembered answer (after the cache is cleared)."""
@@ -217,7 +279,7 @@ class Scheduler:
         if not self._queued:
             return
         if not self._workers and self._total:
-            self._progress.begin(self._total)
+            self.listener.begin(self._total)
         while len(self._workers) < min(WORKERS, len(self._queued)):
             self._workers.append(asyncio.get_running_loop().create_task(self._work()))
 
@@ -239,7 +301,7 @@ class Scheduler:
             task = asyncio.ensure_future(engine.resolve(ref, refresh=refresh))
             self._running[identity] = task
             try:
-                self.results[identity] = self.latest = await task
+                resolution = self.results[identity] = await task
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():
                     raise
@@ -250,10 +312,11 @@ class Scheduler:
             finally:
                 self._running.pop(identity, None)
             self._done += 1
-            self._progress.report(self._done, self._total)
-            self._on_results()
+            self.listener.report(self._done, self._total)
+            self.listener.results_arrived()
+            self._watch(resolution)
         if not self._running and not self._queued and self._total:
-            self._progress.end(f"Verified {self._done} references")
+            self.listener.end(f"Verified {self._done} references")
             self._done = self._total = 0
 
 
@@ -265,34 +328,3 @@ def _worth_showing(since_shown: float, elapsed: float, done: int, total: int) ->
     if since_shown < SHOW_CACHED_EVERY_S:
         return False
     return elapsed / done * (total - done) >= SHOW_CACHED_EVERY_S / 2
-
-
-def wanted_references(
-    corpus: Corpus, focus_uri: str | None, focus_offset: int | None
-) -> list[Reference]:
-    """References of the open documents, most urgent first: those cited nearest the cursor in
-    the focused manuscript, then the other open manuscripts', then open bibliographies'."""
-    ordered: list[Reference] = []
-    docs = [corpus.documents[u] for u in corpus.open_uris if u in corpus.documents]
-    docs.sort(key=lambda d: d.uri != focus_uri)
-    for doc in docs:
-        if not isinstance(doc, Manuscript):
-            continue
-        bibs = corpus.bibliographies_for(doc)
-        citations = list(doc.citations)
-        if doc.uri == focus_uri and focus_offset is not None:
-            citations.sort(key=lambda c: abs(c.span.start - focus_offset))
-        for c in citations:
-            if c.wildcard:
-                ordered += [r for b in bibs for r in b.references]
-            else:
-                ordered += corpus.resolve(doc, c, bibs).references
-        if doc.inline is not None:
-            ordered += doc.inline.references
-    for doc in docs:
-        if isinstance(doc, Bibliography):
-            refs = list(doc.references)
-            if doc.uri == focus_uri and focus_offset is not None:
-                refs.sort(key=lambda r: abs(r.span.start - focus_offset))
-            ordered += refs
-    return ordered

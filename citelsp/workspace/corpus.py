@@ -1,0 +1,138 @@
+"""The corpus: every document citelsp knows, open in the editor or read from disk.
+
+Open documents hold the editor's text. Other files are read from disk only when asked to
+``load`` them (a manuscript names its bibliography, a rename reaches unopened files), and read
+again only when their modification time changed; plain ``get`` never touches the disk, so
+publishing and hovers never do I/O. ``generation`` counts every change a finding could depend
+on; memoized findings compare it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from citelsp.config import Settings
+from citelsp.documents.parse import (
+    BIBLIOGRAPHY_SUFFIXES,
+    MANUSCRIPT_SUFFIXES,
+    Document,
+    parse_document,
+)
+from citelsp.uris import path_to_uri, uri_to_path
+
+log = logging.getLogger(__name__)
+
+SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".citelsp", "build", "dist"}
+MAX_SCAN_FILES = 2000
+
+
+class Corpus:
+    """Open documents (text from the editor) and files on disk, parsed."""
+
+    def __init__(self, settings: Settings | None = None, roots: list[Path] | None = None) -> None:
+        self.settings = settings or Settings()
+        self.roots: list[Path] = list(roots or [])
+        self.open: dict[str, Document | None] = {}
+        """Open documents by URI (None: open, but not a kind citelsp reads)."""
+        self._disk: dict[str, tuple[float, Document | None]] = {}
+        self._scanned: list[str] | None = None
+        self.generation = 0
+
+    # -- documents -------------------------------------------------------------------------
+
+    def update(self, uri: str, text: str, *, language: str | None = None) -> Document | None:
+        """The editor's (or the command line's) text of an open document, parsed."""
+        self.generation += 1
+        doc = parse_document(uri, text, language)
+        self.open[uri] = doc
+        return doc
+
+    def close(self, uri: str) -> None:
+        """Forget an open document; its disk copy is read again if something still needs it."""
+        self.generation += 1
+        self.open.pop(uri, None)
+        self._disk.pop(uri, None)
+
+    def get(self, uri: str) -> Document | None:
+        """The open document, else the disk copy already loaded; never reads the disk."""
+        if uri in self.open:
+            return self.open[uri]
+        cached = self._disk.get(uri)
+        return cached[1] if cached is not None else None
+
+    def load(self, uri: str) -> Document | None:
+        """The open document, else the file on disk (parsed again only when it changed)."""
+        if uri in self.open:
+            return self.open[uri]
+        path = uri_to_path(uri)
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            if self._disk.pop(uri, None) is not None:
+                self.generation += 1
+            return None
+        cached = self._disk.get(uri)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            log.warning("cannot read %s: %s", path, exc)
+            return None
+        doc = parse_document(uri, text)
+        self._disk[uri] = (mtime, doc)
+        self.generation += 1
+        return doc
+
+    def invalidate(self, uri: str | None = None) -> None:
+        """A file changed on disk (or everything may have): read it again when needed."""
+        self.generation += 1
+        if uri is None:
+            self._disk.clear()
+        else:
+            self._disk.pop(uri, None)
+        self._scanned = None
+
+    def is_open(self, uri: str) -> bool:
+        return uri in self.open
+
+    def open_documents(self) -> list[Document]:
+        return [d for d in self.open.values() if d is not None]
+
+    # -- the workspace scan ----------------------------------------------------------------
+
+    def scanned(self, suffixes: tuple[str, ...]) -> list[str]:
+        """URIs of files under the workspace roots with one of ``suffixes`` (scanned once until
+        ``invalidate``), plus open documents of that kind."""
+        if self._scanned is None:
+            self._scanned = [path_to_uri(p) for p in self._scan()]
+        found = dict.fromkeys(u for u in self.open if u.lower().endswith(suffixes))
+        found.update(dict.fromkeys(u for u in self._scanned if u.lower().endswith(suffixes)))
+        return list(found)
+
+    def _scan(self) -> Iterator[Path]:
+        count = 0
+        for root in self.roots:
+            stack = [root]
+            while stack and count < MAX_SCAN_FILES:
+                folder = stack.pop()
+                try:
+                    entries = sorted(folder.iterdir())
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.is_dir():
+                        if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):
+                            stack.append(entry)
+                    elif entry.suffix.lower() in BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES:
+                        count += 1
+                        yield entry
+
+    def setting_path(self, value: str) -> Path:
+        """A path from a setting: absolute, else relative to the first workspace root."""
+        path = Path(value).expanduser()
+        if path.is_absolute() or not self.roots:
+            return path
+        return self.roots[0] / path

@@ -1,0 +1,312 @@
+"""The citation graph: the one place that answers which references a citation names, which
+citations a reference has, and which manuscripts use a bibliography.
+
+A manuscript's bibliographies come from its front matter or ``\\bibliography{}``, else the
+``citelsp.bibliography`` setting, else every bibliography in the workspace (DESIGN.md §2); they
+are worked out when the manuscript changes (``update``), which is also when unopened
+bibliography files are read, so queries never touch the disk. Citations resolve by key, else
+(ref markers) through the slug map. The reverse maps (bibliography → manuscripts, key →
+citations of a manuscript) are kept per document and replaced when that document changes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+import yaml
+
+from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
+from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
+from citelsp.uris import path_to_uri, uri_to_path
+from citelsp.workspace.corpus import Corpus
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A citation's key resolved to the references it names (empty when dangling)."""
+
+    key: str
+    references: tuple[Reference, ...]
+
+
+class CitationGraph:
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._uses: dict[str, tuple[str, ...]] = {}
+        """Manuscript URI → the URIs of its bibliography files, in the order it names them."""
+        self._fallback: set[str] = set()
+        """Manuscripts that use every workspace bibliography (they name none)."""
+        self._users: dict[str, set[str]] = {}
+        """Bibliography URI → manuscripts using it (a manuscript's own front-matter
+        ``references:`` count as a bibliography with the manuscript's URI)."""
+        self._keys: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
+        self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
+        self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
+        self._slug_map: dict[str, str] | None = None
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def update(self, doc: Document) -> None:
+        """Record what ``doc`` (just parsed) uses; reads the bibliography files it names."""
+        if isinstance(doc, Manuscript):
+            self._link(doc)
+        elif doc.uri not in self._users:
+            self._users[doc.uri] = set()
+            self._relink_fallback()
+
+    def remove(self, uri: str) -> None:
+        """``uri`` is no longer known (closed and not needed, or deleted)."""
+        self._unlink(uri)
+        self._by_key.pop(uri, None)
+        self._bibs.pop(uri, None)
+        for stale in [k for k, (b, _) in self._keys.items() if b.uri == uri]:
+            del self._keys[stale]
+        if uri in self._users and not self._users[uri]:
+            del self._users[uri]
+            self._relink_fallback()
+
+    def reset(self) -> None:
+        """Settings or the files on disk changed: work every manuscript's bibliographies out
+        again."""
+        self._slug_map = None
+        for uri in list(self._uses):
+            doc = self.corpus.load(uri)
+            if isinstance(doc, Manuscript):
+                self._link(doc)
+            else:
+                self.remove(uri)
+
+    def _link(self, manuscript: Manuscript) -> None:
+        self._unlink(manuscript.uri)
+        uris, fallback = self._bibliography_uris(manuscript)
+        self._uses[manuscript.uri] = uris
+        if fallback:
+            self._fallback.add(manuscript.uri)
+        for uri in uris:
+            self._users.setdefault(uri, set()).add(manuscript.uri)
+
+    def _unlink(self, manuscript_uri: str) -> None:
+        for uri in self._uses.pop(manuscript_uri, ()):
+            users = self._users.get(uri)
+            if users is not None:
+                users.discard(manuscript_uri)
+        self._fallback.discard(manuscript_uri)
+
+    def _relink_fallback(self) -> None:
+        for uri in list(self._fallback):
+            doc = self.corpus.get(uri)
+            if isinstance(doc, Manuscript):
+                self._link(doc)
+
+    def _bibliography_uris(self, manuscript: Manuscript) -> tuple[tuple[str, ...], bool]:
+        """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
+        own = (manuscript.uri,) if manuscript.inline is not None else ()
+        base = uri_to_path(manuscript.uri).parent
+        named = [base / p for p in manuscript.bibliography_paths]
+        settings = self.corpus.settings
+        if not manuscript.bibliography_paths and settings.bibliography:
+            named = [self.corpus.setting_path(p) for p in settings.bibliography]
+        if named:
+            uris = [path_to_uri(p) for p in named]
+            for uri in uris:
+                self.corpus.load(uri)
+            return own + tuple(dict.fromkeys(uris)), False
+        uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
+        found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
+        return own + tuple(found), True
+
+    # -- bibliographies --------------------------------------------------------------------
+
+    def bibliographies(self, manuscript: Manuscript) -> list[Bibliography]:
+        """The bibliographies ``manuscript`` uses, its own front-matter references first."""
+        memo = self._bibs.get(manuscript.uri)
+        if memo is not None and memo[0] == self.corpus.generation:
+            return memo[1]
+        if manuscript.uri not in self._uses:
+            self._link(manuscript)
+        found = [manuscript.inline] if manuscript.inline is not None else []
+        for uri in self._uses[manuscript.uri]:
+            if uri != manuscript.uri and isinstance(b := self.corpus.get(uri), Bibliography):
+                found.append(b)
+        self._bibs[manuscript.uri] = (self.corpus.generation, found)
+        return found
+
+    def users(self, bibliography_uri: str) -> list[Manuscript]:
+        """The open manuscripts that use this bibliography (the ones a writer works on:
+        unopened files that find-references read do not make entries duplicates)."""
+        return [m for u in sorted(self._users.get(bibliography_uri, ()))
+                if self.corpus.is_open(u) and isinstance(m := self.corpus.get(u), Manuscript)]
+
+    def co_used(self, bibliography: Bibliography) -> list[Bibliography]:
+        """``bibliography`` first, then every bibliography used together with it."""
+        seen = {bibliography.uri: bibliography}
+        for m in self.users(bibliography.uri):
+            for other in self.bibliographies(m):
+                seen.setdefault(other.uri, other)
+        return list(seen.values())
+
+    def key_index(self, bibliography: Bibliography) -> dict[str, list[Reference]]:
+        """Key → references of one bibliography, rebuilt only when the bibliography is new."""
+        cached = self._keys.get(id(bibliography))
+        if cached is not None and cached[0] is bibliography:
+            return cached[1]
+        for stale in [k for k, (b, _) in self._keys.items() if b.uri == bibliography.uri]:
+            del self._keys[stale]
+        index: dict[str, list[Reference]] = {}
+        for r in bibliography.references:
+            index.setdefault(r.key, []).append(r)
+        self._keys[id(bibliography)] = (bibliography, index)
+        return index
+
+    def keys(self, manuscript: Manuscript) -> dict[str, Reference]:
+        """Key → first reference, for completion."""
+        keys: dict[str, Reference] = {}
+        for b in self.bibliographies(manuscript):
+            for r in b.references:
+                keys.setdefault(r.key, r)
+        return keys
+
+    # -- citations → references ------------------------------------------------------------
+
+    def references_of(self, manuscript: Manuscript, citation: Citation) -> Resolved:
+        """The references a citation names: by key, else (markers) through the slug map."""
+        bibs = self.bibliographies(manuscript)
+        refs = self._lookup(bibs, citation.key)
+        if refs or citation.wildcard:
+            return Resolved(citation.key, refs)
+        mapped = self.slug_map().get(citation.key) if citation.syntax == "marker" else None
+        if mapped:
+            return Resolved(mapped, self._lookup(bibs, mapped))
+        return Resolved(citation.key, ())
+
+    def _lookup(self, bibliographies: list[Bibliography], key: str) -> tuple[Reference, ...]:
+        return tuple(r for b in bibliographies for r in self.key_index(b).get(key, ()))
+
+    def cited(self, manuscript: Manuscript) -> list[tuple[Citation, tuple[Reference, ...]]]:
+        """Every citation of ``manuscript`` with the references it names (wildcards: every
+        reference of its bibliographies)."""
+        bibs = self.bibliographies(manuscript)
+        out = []
+        for c in manuscript.citations:
+            if c.wildcard:
+                out.append((c, tuple(r for b in bibs for r in b.references)))
+            else:
+                out.append((c, self.references_of(manuscript, c).references))
+        return out
+
+    def cited_keys(self, manuscript: Manuscript) -> set[str] | None:
+        """The keys ``manuscript`` cites (resolved through the slug map); None when it cites
+        everything (``\\nocite{*}``)."""
+        keys: set[str] = set()
+        for c in manuscript.citations:
+            if c.wildcard:
+                return None
+            keys.add(self.references_of(manuscript, c).key)
+        return keys
+
+    # -- references → citations ------------------------------------------------------------
+
+    def citations_of(self, ref: Reference) -> list[Citation]:
+        """Every citation in a known manuscript that names ``ref`` (wildcards excluded)."""
+        found: list[Citation] = []
+        slugs = [s for s, k in self.slug_map().items() if k == ref.key]
+        for m in self.users(ref.uri):
+            by_key = self._citations_by_key(m)
+            candidates = by_key.get(ref.key, []) + [c for s in slugs for c in by_key.get(s, [])
+                                                    if c.syntax == "marker"]
+            found += [c for c in candidates
+                      if any(r is ref for r in self.references_of(m, c).references)]
+        found.sort(key=lambda c: (c.uri, c.span.start))
+        return found
+
+    def _citations_by_key(self, manuscript: Manuscript) -> dict[str, list[Citation]]:
+        memo = self._by_key.get(manuscript.uri)
+        if memo is not None and memo[0] is manuscript:
+            return memo[1]
+        index: dict[str, list[Citation]] = {}
+        for c in manuscript.citations:
+            if not c.wildcard:
+                index.setdefault(c.key, []).append(c)
+        self._by_key[manuscript.uri] = (manuscript, index)
+        return index
+
+    # -- the whole workspace (navigation, rename, decisions) -------------------------------
+
+    def all_manuscripts(self) -> list[Manuscript]:
+        """Open manuscripts plus every manuscript file under the workspace roots (read from
+        disk), so that find-references and rename reach files the editor has not opened."""
+        found = []
+        for uri in self.corpus.scanned(MANUSCRIPT_SUFFIXES):
+            doc = self.corpus.load(uri)
+            if isinstance(doc, Manuscript):
+                if doc.uri not in self._uses:
+                    self._link(doc)
+                found.append(doc)
+        return found
+
+    def all_bibliographies(self) -> list[Bibliography]:
+        """Every bibliography of the workspace and of its manuscripts."""
+        seen: dict[str, Bibliography] = {}
+        for uri in self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES):
+            if isinstance(b := self.corpus.load(uri), Bibliography):
+                seen.setdefault(b.uri, b)
+        for m in self.all_manuscripts():
+            for b in self.bibliographies(m):
+                seen.setdefault(b.uri, b)
+        return list(seen.values())
+
+    def entries(self, key: str) -> list[Reference]:
+        """Every entry with ``key`` anywhere in the workspace."""
+        return [r for b in self.all_bibliographies() for r in self.key_index(b).get(key, ())]
+
+    def citations_with_key(self, key: str) -> list[Citation]:
+        """Every citation of ``key`` in every manuscript (slug-mapped markers included)."""
+        slugs = {s for s, k in self.slug_map().items() if k == key}
+        return [c for m in self.all_manuscripts() for c in m.citations
+                if not c.wildcard and (c.key == key or c.syntax == "marker" and c.key in slugs)]
+
+    # -- slug map --------------------------------------------------------------------------
+
+    def slug_map(self) -> dict[str, str]:
+        if self._slug_map is None:
+            self._slug_map = self._load_slug_map()
+        return self._slug_map
+
+    def _load_slug_map(self) -> dict[str, str]:
+        value = self.corpus.settings.slug_map
+        if value is None:
+            return {}
+        if not isinstance(value, str):
+            return dict(value)
+        path = self.corpus.setting_path(value)
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            log.warning("cannot read slug map %s: %s", path, exc)
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def reference_at(bibliography: Bibliography, offset: int) -> Reference | None:
+    for r in bibliography.references:
+        if r.span.contains(offset):
+            return r
+    return None
+
+
+def citation_at(manuscript: Manuscript, offset: int) -> Citation | None:
+    """The citation whose key is under the cursor, else the one whose group is."""
+    for c in manuscript.citations:
+        if c.span.contains(offset):
+            return c
+    for c in manuscript.citations:
+        if c.full_span.contains(offset):
+            return c
+    return None

@@ -1,0 +1,30 @@
+"""A verified reference's problems with the human decision applied (DESIGN.md §6–§7).
+
+A "verified" decision hides the verification problems; a "rejected" one adds an Error on the
+entry key and on every citation, with the human's note. A stale decision (the entry changed
+since) applies nothing: the verdict shows again.
+"""
+
+from __future__ import annotations
+
+from citelsp.documents.model import Problem, Severity
+from citelsp.verdict.placement import verification_problems
+from citelsp.workspace.snapshot import ReferenceResult
+
+
+def decided_problems(result: ReferenceResult, min_priority: str) -> list[tuple[str, Problem]]:
+    """(uri, problem) pairs of one reference: its findings on their fields, its checklist item
+    on every citation, and a human rejection on the key and every citation."""
+    ref = result.reference
+    decision = result.current_decision
+    if decision is not None and decision.decision == "verified":
+        return []
+    placed = verification_problems(ref, result.judgement, result.citations,
+                                   min_priority=min_priority)
+    if decision is not None and decision.decision == "rejected":
+        note = f" ({decision.note})" if decision.note else ""
+        message = f"{ref.key}: a human rejected this reference{note}"
+        for uri, span in [(ref.uri, ref.key_span)] + [(c.uri, c.span) for c in result.citations]:
+            placed.append((uri, Problem(code="HUMAN_REJECTED", span=span, message=message,
+                                        severity=Severity.ERROR, key=ref.key, priority="P0")))
+    return placed

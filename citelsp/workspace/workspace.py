@@ -1,0 +1,323 @@
+"""The one model both front ends ask: documents, the citation graph, local checks,
+verification state and human decisions (in the spirit of texlab's ``base-db``).
+
+The language server feeds it the editor's documents and asks it for each document's problems,
+the references under the cursor and a reference's result; ``citelsp check`` builds one from
+paths, verifies, and renders its ``snapshot``. Neither front end walks documents or judges
+anything itself, so the editor and the command line cannot disagree.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from citelsp.config import Settings
+from citelsp.documents.model import Bibliography, Citation, Manuscript, Problem, Reference
+from citelsp.documents.parse import Document
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.identifiers import reference_ids
+from citelsp.resolution.identity import identity_of
+from citelsp.uris import path_to_uri
+from citelsp.verdict.checklist import Judgement
+from citelsp.verdict.decisions import Decision, DecisionStore
+from citelsp.verdict.judge import judge
+from citelsp.verdict.placement import shown
+from citelsp.verdict.reasons import severity_priority
+from citelsp.workspace.corpus import Corpus
+from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
+from citelsp.workspace.local_checks import LocalChecks
+from citelsp.workspace.problems import decided_problems
+from citelsp.workspace.snapshot import ReferenceResult, Snapshot
+from citelsp.workspace.verification import Listener, Verifier
+
+
+class Workspace:
+    def __init__(self, settings: Settings | None = None, roots: Sequence[Path] = (),
+                 listener: Listener | None = None) -> None:
+        self.corpus = Corpus(settings, list(roots))
+        self.graph = CitationGraph(self.corpus)
+        self.checks = LocalChecks(self.graph)
+        self.verifier = Verifier(listener)
+        self.decisions = DecisionStore(self.root)
+        self.decisions.load()
+        self.focus: tuple[str, int] | None = None
+        """Where the writer last worked (uri, offset): references cited nearby go first."""
+        self._local: dict[str, tuple[int, list[Problem]]] = {}
+        self._judged: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
+            weakref.WeakKeyDictionary())
+
+    @classmethod
+    def for_paths(cls, paths: Sequence[Path], settings: Settings,
+                  listener: Listener | None = None) -> tuple[Workspace, list[str]]:
+        """A workspace of the given files (as if open in an editor), rooted at their common
+        folder; also the messages for files that could not be read."""
+        workspace = cls(settings, [_common_root(paths)], listener)
+        errors: list[str] = []
+        for path in paths:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                errors.append(f"{path}: cannot read ({exc.strerror or exc})")
+                continue
+            if workspace.open(path_to_uri(path), text) is None:
+                errors.append(f"{path}: not a manuscript or a CSL/BibTeX bibliography")
+        return workspace, errors
+
+    # -- settings and roots ----------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.corpus.settings
+
+    @property
+    def root(self) -> Path:
+        return self.corpus.roots[0] if self.corpus.roots else Path.cwd()
+
+    async def configure(self, settings: Settings) -> None:
+        """New settings: bibliographies are worked out again and the engine is rebuilt when
+        what it uses changed (answers already known stay)."""
+        self.corpus.settings = settings
+        self.corpus.invalidate()
+        self.graph.reset()
+        await self.verifier.configure(settings)
+
+    def set_roots(self, roots: Sequence[Path]) -> None:
+        self.corpus.roots = list(roots)
+        self.corpus.invalidate()
+        self.graph.reset()
+        self.decisions = DecisionStore(self.root)
+        self.decisions.load()
+
+    # -- documents -------------------------------------------------------------------------
+
+    def open(self, uri: str, text: str, *, language: str | None = None) -> Document | None:
+        """A document opened or edited: parsed, and its place in the graph updated."""
+        doc = self.corpus.update(uri, text, language=language)
+        if doc is not None:
+            self.graph.update(doc)
+        return doc
+
+    def close(self, uri: str) -> None:
+        """A document closed: forget it, unless an open manuscript still uses it as a
+        bibliography (then its copy on disk takes over)."""
+        self.corpus.close(uri)
+        if self.graph.users(uri):
+            self.corpus.load(uri)
+        else:
+            self.graph.remove(uri)
+        self.checks.forget(uri)
+        self._local.pop(uri, None)
+
+    def files_changed(self, uris: Iterable[str] | None = None) -> None:
+        """Files changed on disk (None: any may have)."""
+        if uris is None:
+            self.corpus.invalidate()
+        else:
+            for uri in uris:
+                self.corpus.invalidate(uri)
+        self.graph.reset()
+
+    def document(self, uri: str) -> Document | None:
+        return self.corpus.get(uri)
+
+    def open_uris(self) -> list[str]:
+        return [u for u, d in self.corpus.open.items() if d is not None]
+
+    # -- what is under the cursor ----------------------------------------------------------
+
+    def citation_at(self, doc: Document, offset: int) -> Citation | None:
+        return citation_at(doc, offset) if isinstance(doc, Manuscript) else None
+
+    def references_at(self, doc: Document, offset: int) -> list[Reference]:
+        """The references a citation under the cursor names, or the entry under it."""
+        bib: Bibliography | None
+        if isinstance(doc, Manuscript):
+            citation = citation_at(doc, offset)
+            if citation is not None:
+                return [] if citation.wildcard else list(
+                    self.graph.references_of(doc, citation).references)
+            bib = doc.inline
+        else:
+            bib = doc
+        ref = reference_at(bib, offset) if bib is not None else None
+        return [ref] if ref is not None else []
+
+    # -- results ---------------------------------------------------------------------------
+
+    def decision_identity(self, ref: Reference) -> str:
+        """What a human decision is keyed by, with the key (DESIGN.md §7)."""
+        return identity_of(reference_ids(ref), ref.work)
+
+    def result(self, ref: Reference, citations: Iterable[Citation] = ()) -> ReferenceResult | None:
+        """The verdict for ``ref`` from its stored resolution with the human decision; None
+        while it has not been checked."""
+        resolution = self.verifier.result_for(ref)
+        if resolution is None:
+            return None
+        memo = self._judged.get(ref)
+        if memo is not None and memo[0] is resolution:
+            judgement = memo[1]
+        else:
+            judgement = judge(ref, resolution)
+            self._judged[ref] = (resolution, judgement)
+        decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
+        return ReferenceResult(ref, resolution, judgement, decision, stale, tuple(citations))
+
+    def pending(self, ref: Reference) -> bool:
+        return self.verifier.pending(ref)
+
+    # -- problems --------------------------------------------------------------------------
+
+    def local_problems(self, uri: str) -> list[Problem]:
+        """Local findings of one document, recomputed only when the corpus changed (the
+        same list object until then)."""
+        memo = self._local.get(uri)
+        if memo is not None and memo[0] == self.corpus.generation:
+            return memo[1]
+        doc = self.corpus.get(uri)
+        problems = self.checks.problems(doc) if doc is not None else []
+        self._local[uri] = (self.corpus.generation, problems)
+        return problems
+
+    def problems(self, uri: str) -> list[Problem]:
+        """Every problem of one document, local and verification, with human decisions
+        applied and filtered by the lowest priority shown: what the editor shows and the
+        command line prints."""
+        doc = self.corpus.get(uri)
+        if doc is None:
+            return []
+        minimum = self.settings.min_priority
+        found = [p for p in self.local_problems(uri)
+                 if shown(severity_priority(p.severity), minimum)]
+        for ref, citations in self._shown_on(doc):
+            result = self.result(ref, citations)
+            if result is not None:
+                found += [p for u, p in decided_problems(result, minimum) if u == uri]
+        return found
+
+    def _shown_on(self, doc: Document) -> list[tuple[Reference, list[Citation]]]:
+        """The references whose verification shows on ``doc``, each with its citations in
+        ``doc``: the entries of a bibliography, the cited and front-matter references of a
+        manuscript."""
+        shown_refs: dict[int, tuple[Reference, list[Citation]]] = {}
+        if isinstance(doc, Manuscript):
+            for ref in doc.inline.references if doc.inline is not None else ():
+                shown_refs.setdefault(id(ref), (ref, []))
+            for citation, refs in self.graph.cited(doc):
+                if citation.wildcard:
+                    continue
+                for ref in refs:
+                    shown_refs.setdefault(id(ref), (ref, []))[1].append(citation)
+        else:
+            for ref in doc.references:
+                shown_refs.setdefault(id(ref), (ref, []))
+        return list(shown_refs.values())
+
+    # -- verification ----------------------------------------------------------------------
+
+    def wanted(self) -> list[Reference]:
+        """References of the open documents, most urgent first: those cited nearest the
+        cursor in the focused manuscript, then the other open manuscripts', then open
+        bibliographies'."""
+        focus_uri, focus_offset = self.focus or (None, None)
+        docs = sorted(self.corpus.open_documents(), key=lambda d: d.uri != focus_uri)
+        ordered: list[Reference] = []
+        for doc in docs:
+            if not isinstance(doc, Manuscript):
+                continue
+            cited = self.graph.cited(doc)
+            if doc.uri == focus_uri and focus_offset is not None:
+                cited.sort(key=lambda pair: abs(pair[0].span.start - focus_offset))
+            for _citation, refs in cited:
+                ordered += refs
+            if doc.inline is not None:
+                ordered += doc.inline.references
+        for doc in docs:
+            if isinstance(doc, Bibliography):
+                refs = list(doc.references)
+                if doc.uri == focus_uri and focus_offset is not None:
+                    refs.sort(key=lambda r: abs(r.span.start - focus_offset))
+                ordered += refs
+        return ordered
+
+    async def want(self) -> None:
+        """Make sure every wanted reference has or gets a resolution (in the background)."""
+        await self.verifier.want(self.wanted())
+
+    async def verify_now(self, *, refresh: bool = False) -> None:
+        """Resolve every wanted reference and wait (the command line)."""
+        await self.verifier.verify_now(self.wanted(), refresh=refresh)
+
+    def references(self, keys: set[str] | None = None) -> list[Reference]:
+        """The open documents' references, those of their bibliographies included (all, or
+        those with the given keys)."""
+        found: dict[int, Reference] = {}
+        for doc in self.corpus.open_documents():
+            bibs = self.graph.bibliographies(doc) if isinstance(doc, Manuscript) else [doc]
+            for bib in bibs:
+                for ref in bib.references:
+                    if keys is None or ref.key in keys:
+                        found.setdefault(id(ref), ref)
+        return list(found.values())
+
+    def entries(self, key: str) -> list[Reference]:
+        """Every entry with ``key``: in the ``citelsp.bibliography`` files when set, else
+        anywhere in the workspace."""
+        named = [self.corpus.load(path_to_uri(self.corpus.setting_path(p)))
+                 for p in self.settings.bibliography]
+        if named:
+            return [r for b in named if isinstance(b, Bibliography)
+                    for r in self.graph.key_index(b).get(key, ())]
+        return self.graph.entries(key)
+
+    def reverify(self, keys: set[str] | None = None) -> int:
+        """Look the open documents' references (all, or those with ``keys``) up again now,
+        bypassing the cache; how many were queued."""
+        refs = self.references(keys)
+        self.verifier.back_online()
+        self.verifier.reverify(refs)
+        return len(refs)
+
+    def clear_cache(self) -> None:
+        """Forget every stored answer, on disk and in memory."""
+        if self.verifier.engine is not None:
+            self.verifier.engine.clear_cache()
+        self.verifier.forget()
+
+    def record(self, decision: Decision) -> None:
+        """Store a human decision (raises ``PermanentRejection`` over a rejection)."""
+        self.decisions.record(decision)
+
+    # -- reports ---------------------------------------------------------------------------
+
+    def snapshot(self, errors: Sequence[str] = ()) -> Snapshot:
+        """Every open document and the bibliographies its manuscripts use, their problems,
+        and every checked reference, as the reports render them."""
+        documents: dict[str, Document] = {}
+        for doc in self.corpus.open_documents():
+            documents[doc.uri] = doc
+            if isinstance(doc, Manuscript):
+                for bib in self.graph.bibliographies(doc):
+                    if bib.uri != doc.uri:
+                        documents.setdefault(bib.uri, bib)
+        problems = [(uri, p) for uri in sorted(documents) for p in self.problems(uri)]
+        results: dict[int, ReferenceResult] = {}
+        for ref in self.wanted():
+            if id(ref) not in results and (found := self.result(
+                    ref, self.graph.citations_of(ref))) is not None:
+                results[id(ref)] = found
+                if (home := self.corpus.get(ref.uri)) is not None:
+                    documents.setdefault(ref.uri, home)
+        ordered = sorted(results.values(), key=lambda r: (r.reference.uri,
+                                                          r.reference.span.start))
+        return Snapshot(documents, problems, ordered, list(errors))
+
+
+def _common_root(paths: Sequence[Path]) -> Path:
+    try:
+        return Path(os.path.commonpath([p.resolve().parent for p in paths]))
+    except ValueError:
+        return Path.cwd()

@@ -1,0 +1,139 @@
+"""The workspace model without a front end: the citation graph, what closing keeps, human
+decisions and the priority filter — the answers both the server and the CLI rely on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citelsp.config import Settings
+from citelsp.documents.model import Manuscript
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.identifiers import reference_ids
+from citelsp.resolution.outcome import Outcome
+from citelsp.verdict.decisions import Decision
+from citelsp.workspace import Workspace
+
+BIB = """@article{a, title = {Deep Learning for Cats}, author = {Doe, Jane}, year = 2020,
+  doi = {10.1000/abc}}
+@article{b, title = {Another Work}, author = {Roe, Rick}, year = 2021}
+@book{c, title = {Never Cited}}
+"""
+PAPER = """---
+bibliography: refs.bib
+---
+See [@a; @b] and <!--ref:cats--> and [@missing].
+"""
+TEX = r"""\cite{a} \bibliography{refs}"""
+
+
+def workspace(tmp_path: Path, **settings) -> tuple[Workspace, dict[str, str]]:
+    files = {"refs.bib": BIB, "paper.md": PAPER, "paper.tex": TEX}
+    uris = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        uris[name] = (tmp_path / name).resolve().as_uri()
+    ws = Workspace(Settings(slug_map={"cats": "a"}, **settings), [tmp_path])
+    return ws, uris
+
+
+def codes(problems) -> list[str]:
+    return sorted(p.code for p in problems)
+
+
+def test_citations_resolve_and_references_know_their_citations(tmp_path):
+    ws, uris = workspace(tmp_path)
+    md = ws.open(uris["paper.md"], PAPER)
+    tex = ws.open(uris["paper.tex"], TEX)
+    assert isinstance(md, Manuscript) and isinstance(tex, Manuscript)
+    bib = ws.document(uris["refs.bib"])  # read from disk for the manuscript, not opened
+    assert bib is not None and not ws.corpus.is_open(bib.uri)
+    a = ws.graph.key_index(bib)["a"][0]
+    cited_a = ws.graph.citations_of(a)
+    assert [(c.uri, c.key) for c in cited_a] == [
+        (uris["paper.md"], "a"), (uris["paper.md"], "cats"), (uris["paper.tex"], "a")]
+    assert {m.uri for m in ws.graph.users(bib.uri)} == {uris["paper.md"], uris["paper.tex"]}
+    missing = next(c for c in md.citations if c.key == "missing")
+    assert ws.graph.references_of(md, missing).references == ()
+    assert codes(ws.local_problems(uris["paper.md"])) == ["DANGLING_CITATION", "NO_LOCATOR"]
+
+
+def test_closing_a_bibliography_a_manuscript_uses_keeps_its_disk_copy(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["refs.bib"], BIB + "@misc{onlyopen, title = {Unsaved}}\n")
+    md = ws.open(uris["paper.md"], PAPER.replace("[@missing]", "[@onlyopen]"))
+    assert "DANGLING_CITATION" not in codes(ws.local_problems(md.uri))
+    ws.close(uris["refs.bib"])
+    assert ws.document(uris["refs.bib"]) is not None, "the disk copy takes over"
+    assert codes(ws.local_problems(md.uri)).count("DANGLING_CITATION") == 1
+    ws.close(md.uri)
+    ws.close(uris["refs.bib"])
+    assert ws.document(md.uri) is None and ws.graph.users(uris["refs.bib"]) == []
+
+
+def test_orphans_only_while_a_manuscript_using_the_bibliography_is_open(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["refs.bib"], BIB)
+    assert "ORPHAN_REFERENCE" not in codes(ws.local_problems(uris["refs.bib"]))
+    ws.open(uris["paper.md"], PAPER)
+    orphans = [p.key for p in ws.local_problems(uris["refs.bib"])
+               if p.code == "ORPHAN_REFERENCE"]
+    assert orphans == ["c"]
+    ws.close(uris["paper.md"])
+    assert "ORPHAN_REFERENCE" not in codes(ws.local_problems(uris["refs.bib"]))
+
+
+def test_min_priority_filters_local_and_verification_problems_alike(tmp_path):
+    ws, uris = workspace(tmp_path, min_priority="P1")
+    ws.open(uris["refs.bib"], BIB)
+    ws.open(uris["paper.md"], PAPER)
+    assert "ORPHAN_REFERENCE" not in codes(ws.problems(uris["refs.bib"]))  # a Hint is P3
+    assert "DANGLING_CITATION" in codes(ws.problems(uris["paper.md"]))  # an Error is P0
+
+
+def refuted(ws: Workspace, key: str) -> None:
+    """Store a resolution for ``key`` whose DOI does not exist, as the engine would."""
+    ref = next(r for r in ws.references() if r.key == key)
+    outcome = Outcome("crossref", "unmatched", "id", "DOI does not exist",
+                      reason="DOI_REFUTED", refutes_identifier=True)
+    ws.verifier.results[ws.verifier.identity(ref)] = Resolution(
+        key, reference_ids(ref), {"crossref": outcome})
+
+
+def test_a_rejection_shows_on_the_key_and_every_citation_with_its_note(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["refs.bib"], BIB)
+    ws.open(uris["paper.md"], PAPER)
+    ws.open(uris["paper.tex"], TEX)
+    refuted(ws, "a")
+    a = next(r for r in ws.references() if r.key == "a")
+    ws.record(Decision("a", ws.decision_identity(a), "rejected", "invented"))
+    placed = {uri: [p for p in ws.problems(uri) if p.code == "HUMAN_REJECTED"]
+              for uri in uris.values()}
+    assert [len(placed[uris[n]]) for n in ("refs.bib", "paper.md", "paper.tex")] == [1, 2, 1]
+    assert all("(invented)" in p.message for ps in placed.values() for p in ps)
+    assert "DOI_REFUTED" in codes(ws.problems(uris["paper.tex"]))
+
+
+def test_a_verified_decision_hides_the_verdict_until_the_entry_changes(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["refs.bib"], BIB)
+    refuted(ws, "a")
+    a = next(r for r in ws.references() if r.key == "a")
+    ws.record(Decision("a", ws.decision_identity(a), "verified"))
+    assert "DOI_REFUTED" not in codes(ws.problems(uris["refs.bib"]))
+    ws.open(uris["refs.bib"], BIB.replace("2020", "2019"))
+    refuted(ws, "a")
+    result = ws.result(next(r for r in ws.references() if r.key == "a"))
+    assert result is not None and result.decision_stale
+    assert "DOI_REFUTED" in codes(ws.problems(uris["refs.bib"]))
+
+
+def test_snapshot_reports_open_documents_and_their_bibliographies(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["paper.md"], PAPER)
+    refuted(ws, "a")
+    snapshot = ws.snapshot()
+    assert set(snapshot.documents) == {uris["paper.md"], uris["refs.bib"]}
+    assert [r.reference.key for r in snapshot.results] == ["a"]
+    assert [c.key for c in snapshot.results[0].citations] == ["a", "cats"]
+    assert {s["ref_slug"] for s in snapshot.summaries()} == {"cats"}
