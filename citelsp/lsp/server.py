@@ -12,7 +12,7 @@ from pygls.lsp.server import LanguageServer
 from citelsp import __version__
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
 from citelsp.documents.parse import Document
-from citelsp.lsp import actions, cards, commands, completion, hover, navigation
+from citelsp.lsp import actions, cards, commands, completion, hover, symbols
 from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
 from citelsp.lsp.positions import LineIndexes, lsp_range, offset_of
 from citelsp.lsp.settings import settings_from_client
@@ -22,7 +22,7 @@ from citelsp.reports.markdown import render as render_checklist
 from citelsp.spans import Span
 from citelsp.uris import uri_to_path
 from citelsp.verdict.decisions import Decision, PermanentRejection
-from citelsp.workspace import Listener, Workspace
+from citelsp.workspace import Listener, Workspace, navigation
 
 RESULTS_PUBLISH_MS = 1000
 """How often arriving verdicts re-publish: often enough to feel live, rarely enough that
@@ -443,13 +443,13 @@ def create_server() -> CitelspServer:
         return types.WorkspaceEdit(changes=changes)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def symbols(ls: CitelspServer, params: types.DocumentSymbolParams):
+    def document_symbol(ls: CitelspServer, params: types.DocumentSymbolParams):
         doc = ls.document(params.text_document.uri)
         bib = doc if isinstance(doc, Bibliography) else getattr(doc, "inline", None)
         if bib is None:
             return []
         index = ls.lines.of(doc.uri, doc.text)
-        return navigation.document_symbols(bib, lambda span: lsp_range(index, span, ls.encoding))
+        return symbols.document_symbols(bib, lambda span: lsp_range(index, span, ls.encoding))
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

@@ -1,18 +1,19 @@
-"""Go to definition, find references, rename and document symbols between citations and entries."""
+"""Go to definition, find references and rename between citations and entries, as
+protocol-free answers (locations as spans) the server converts."""
 
 from __future__ import annotations
 
 import re
 
-from lsprotocol import types
-
-from citelsp.documents.model import Bibliography, Location, Manuscript
+from citelsp.documents.model import Location, Manuscript
 from citelsp.documents.parse import Document
 from citelsp.spans import Span
-from citelsp.workspace import Workspace
 from citelsp.workspace.graph import citation_at, reference_at
+from citelsp.workspace.workspace import Workspace
 
 VALID_KEY = re.compile(r"^[^\s,{}()\"'#%~\\]+$")
+"""What a rename may call a key: no spaces or characters BibTeX and the citation syntaxes
+give a meaning."""
 
 
 def key_at(workspace: Workspace, doc: Document, offset: int) -> str | None:
@@ -70,34 +71,3 @@ def rename_locations(workspace: Workspace, key: str) -> list[Location]:
             seen.add((loc.uri, loc.span.start))
             found.append(loc)
     return found
-
-
-def document_symbols(bib: Bibliography, range_of) -> list[types.DocumentSymbol]:
-    symbols = []
-    for ref in bib.references:
-        children = [
-            types.DocumentSymbol(
-                name=f.name,
-                detail=_short(f.value),
-                kind=types.SymbolKind.Field,
-                range=range_of(Span(f.name_span.start, f.span.end)),
-                selection_range=range_of(f.name_span),
-            )
-            for f in ref.fields.values()
-            if f.name_span.end > f.name_span.start
-        ]
-        symbols.append(types.DocumentSymbol(
-            name=ref.key,
-            detail=f"@{ref.entry_type}" + (f" {_short(ref.value('title'))}"
-                                           if ref.value("title") else ""),
-            kind=types.SymbolKind.Class,
-            range=range_of(ref.span),
-            selection_range=range_of(ref.key_span),
-            children=children,
-        ))
-    return symbols
-
-
-def _short(value: str | None, limit: int = 80) -> str:
-    text = " ".join((value or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
