@@ -1,62 +1,168 @@
-"""Command line: ``citelsp`` / ``citelsp serve`` (LSP on stdio), ``check`` and ``decide``."""
+"""Command line: ``citelsp check``, ``citelsp decide`` and ``citelsp serve`` (LSP on stdio).
+
+``check`` builds a workspace from the paths it is given, verifies, and renders the workspace's
+snapshot; it decides nothing itself. This module owns what a command line owns: arguments,
+input errors, colour, the closing summary and the exit status.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
+from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
 from citelsp.workspace import Listener, Snapshot, Workspace
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
 FAIL_ON = (*PRIORITIES, "never")
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
+
+DESCRIPTION = """\
+Catch fabricated and wrong references in manuscripts and bibliographies.
+
+citelsp reads Markdown (pandoc [@key], <!--ref:slug--> markers) and LaTeX (\\cite{})
+manuscripts with their BibTeX or CSL-JSON bibliographies, checks what it can locally, and
+looks every reference up in Crossref, OpenAlex, Semantic Scholar, arXiv, DataCite and the DOI
+registry. Each reference that needs a human gets one item, graded by urgency:
+P0 identifier evidence (the DOI or arXiv id does not exist or names another work),
+P1 likely wrong or unconfirmed, P2 could not be confirmed automatically,
+P3 no automated source applies."""
+
+EXIT_CODES = """\
+exit status:
+  0  nothing at or above --fail-on
+  1  an item or diagnostic at or above --fail-on (default P0)
+  2  usage error, or an input that could not be read (missing, empty, not a
+     manuscript or bibliography); the other inputs are still checked
+  3  no reference could be checked (offline without cached answers, or every
+     source unreachable), unless --fail-on never"""
+
+CHECK_EPILOG = f"""\
+formats (--format):
+  text      one line per finding: path:line:col: PRIORITY CODE key: message, then a
+            summary; a reference's item is printed once, at its bibliography entry, with
+            the places that cite it (--locations all: every place)
+  json      {{summaries, outcomes, checklist, diagnostics}} (DESIGN.md section 10)
+  sarif     SARIF 2.1.0, for code-scanning tools
+  markdown  the human-check checklist, most urgent first
+  ars       the per-reference verification summaries alone
+  ledger    one claim-ledger fact per reference
+
+{EXIT_CODES}
+
+examples:
+  citelsp check paper.md                      the manuscript and its bibliography
+  citelsp check paper/ "chapters/*.md"        every manuscript and bibliography found
+  citelsp check refs.bib --format json > report.json
+  citelsp check paper.tex --bib refs.bib --fail-on P1
+  citelsp check paper.md --offline            local checks and cached answers only
+  citelsp check paper.md --ignore ORPHAN_REFERENCE,NO_LOCATOR"""
+
+DECIDE_EPILOG = """\
+A decision is stored in .citelsp/decisions.json under the workspace root, keyed by the
+citation key and what the entry cites (identifiers, title, year, authors): editing the entry
+makes the decision stale and its verdict shows again. A rejection is permanent for that
+identity (--verified cannot overwrite it); --clear removes every decision for the key.
+
+examples:
+  citelsp decide smith2023 --rejected --note "no such paper in the proceedings"
+  citelsp decide lee2024 --verified --note "checked the PDF"
+  citelsp decide lee2024 --clear"""
 
 
 def build_parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
-        prog="citelsp",
-        description="Catch fabricated and wrong references in manuscripts and bibliographies.",
+        prog="citelsp", description=DESCRIPTION, formatter_class=formatter,
+        epilog="commands:\n  citelsp check PATH...     check files and print a report\n"
+               "  citelsp decide KEY ...    record a human decision about a reference\n"
+               "  citelsp serve             the language server on stdio (also --stdio)\n\n"
+               "Run 'citelsp check --help' for its options, formats and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"citelsp {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    parser.add_argument("--stdio", action="store_true",
+                        help="speak the Language Server Protocol on stdio (as 'serve')")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="speak the Language Server Protocol on stdio")
+    serve = sub.add_parser("serve", help="speak the Language Server Protocol on stdio",
+                           description="Speak the Language Server Protocol on stdio (what "
+                                       "editors start).")
     serve.add_argument("--stdio", action="store_true", help="accepted and ignored")
 
-    check = sub.add_parser("check", help="check manuscripts and bibliographies")
-    check.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    check = sub.add_parser(
+        "check", help="check manuscripts and bibliographies", formatter_class=formatter,
+        description="Check manuscripts and bibliographies: local checks at once, then every "
+                    "reference looked up\n(cached answers are reused; progress on stderr when "
+                    "it is a terminal).",
+        epilog=CHECK_EPILOG)
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="a manuscript (.md .markdown .qmd .rmd .tex .ltx .latex), a "
+                            "bibliography (.bib, CSL .json), a directory (searched for both) "
+                            "or a glob pattern")
     check.add_argument("--bib", action="append", default=[], metavar="FILE",
-                       help="bibliography to use when a manuscript names none (repeatable)")
-    check.add_argument("--format", choices=FORMATS, default="text")
+                       help="bibliography for manuscripts that name none in their front "
+                            "matter or \\bibliography{} (repeatable)")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="report format (default text; see below)")
     check.add_argument("--fail-on", choices=FAIL_ON, default="P0",
-                       help="exit 1 when an item at or above this priority exists (default P0)")
+                       help="exit 1 when an item or diagnostic at or above this priority "
+                            "exists (default P0; local diagnostics count by severity: error "
+                            "P0, warning P1, information P2, hint P3)")
+    check.add_argument("--min-priority", choices=PRIORITIES, default=None,
+                       help="lowest priority reported (default P3: everything)")
+    check.add_argument("--ignore", action="append", default=[], metavar="CODE",
+                       help="leave out diagnostics with this code (repeatable or "
+                            "comma-separated, e.g. ORPHAN_REFERENCE,NO_LOCATOR)")
+    check.add_argument("--locations", choices=("entry", "all"), default="entry",
+                       help="text format: print a reference's item once at its entry "
+                            "(default) or at every place that cites it")
     check.add_argument("--offline", action="store_true",
                        help="no network: local checks plus cached answers")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    check.add_argument("--min-priority", choices=PRIORITIES, default="P3",
-                       help="lowest priority reported as a diagnostic (default P3)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the answer cache")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text report (auto: on a terminal, unless NO_COLOR "
+                            "is set)")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="print the report only: no progress, notices or summary on stderr")
 
-    decide = sub.add_parser("decide", help="record a human decision about a reference")
-    decide.add_argument("key")
+    decide = sub.add_parser(
+        "decide", help="record a human decision about a reference", formatter_class=formatter,
+        description="Record that a human checked a reference.", epilog=DECIDE_EPILOG)
+    decide.add_argument("key", help="the citation key of the entry")
     group = decide.add_mutually_exclusive_group(required=True)
-    group.add_argument("--verified", action="store_true")
-    group.add_argument("--rejected", action="store_true")
-    decide.add_argument("--note", default="")
-    decide.add_argument("--bib", action="append", default=[], metavar="FILE")
+    group.add_argument("--verified", action="store_true",
+                       help="the reference is right: hide its verification diagnostics")
+    group.add_argument("--rejected", action="store_true",
+                       help="the reference is wrong: show an error wherever it is cited")
+    group.add_argument("--clear", action="store_true",
+                       help="remove every decision recorded for KEY")
+    decide.add_argument("--note", default="", help="why (shown in hovers and reports)")
+    decide.add_argument("--bib", action="append", default=[], metavar="FILE",
+                        help="bibliography holding KEY (default: every one under --root)")
     decide.add_argument("--root", type=Path, default=None,
-                        help="workspace root holding .citelsp/decisions.json (default: cwd)")
+                        help="workspace root holding .citelsp/decisions.json (default: the "
+                             "current directory)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args == ["--stdio"]:
-        args = ["serve"]
     parser = build_parser()
+    if not args:
+        if sys.stdin.isatty():  # a person typed a bare `citelsp`: don't wait silently
+            parser.print_help()
+            return EXIT_OK
+        args = ["serve"]  # an editor started us with piped stdio
+    if args == ["--stdio"]:
+        args = ["serve"]
     try:
         ns = parser.parse_args(args)
     except SystemExit as exc:
@@ -64,14 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "serve":
         from citelsp.lsp.server import create_server
 
-        create_server().start_io()
-        return 0
+        server = create_server()
+        server.start_io()
+        return server.protocol.exit_status
     if ns.command == "check":
         return check(ns)
     if ns.command == "decide":
         return decide(ns)
     parser.print_help(sys.stderr)
-    return 2
+    return EXIT_USAGE
 
 
 def _settings(ns: argparse.Namespace) -> Settings:
@@ -85,55 +192,106 @@ def _settings(ns: argparse.Namespace) -> Settings:
         changes["use_cache"] = False
     if getattr(ns, "min_priority", None):
         changes["min_priority"] = ns.min_priority
+    ignored = [c.strip().upper() for value in getattr(ns, "ignore", []) for c in value.split(",")]
+    if any(ignored):
+        changes["ignore"] = tuple(sorted({*settings.ignore, *filter(None, ignored)}))
     return settings.with_changes(**changes)
 
 
-class _Terminal(Listener):
-    """Progress on stderr when it is a terminal; notices always."""
+def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str]]:
+    """Files named, found under directories, or matched by glob patterns; and the messages
+    for what matched nothing."""
+    suffixes = BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES
+    found: dict[Path, None] = {}
+    errors: list[str] = []
+    for value in values:
+        path = Path(value)
+        if path.is_dir():
+            inside = [p for p in sorted(path.rglob("*")) if p.suffix.lower() in suffixes
+                      and p.is_file() and not any(part.startswith(".") or part in _SKIPPED
+                                                  for part in p.relative_to(path).parts)]
+            if not inside:
+                errors.append(f"{value}: no manuscript or bibliography in this directory")
+            found.update(dict.fromkeys(inside))
+        elif path.exists():
+            found[path] = None
+        elif glob.has_magic(value):
+            matched = [Path(p) for p in sorted(glob.glob(value, recursive=True))
+                       if Path(p).is_file()]
+            if not matched:
+                errors.append(f"{value}: no file matches this pattern")
+            found.update(dict.fromkeys(matched))
+        else:
+            errors.append(f"{value}: no such file or directory")
+    return list(found), errors
 
-    def __init__(self, tty: bool) -> None:
-        self.tty = tty
+
+_SKIPPED = {"node_modules", "__pycache__", "build", "dist", "venv"}
+
+
+class _Terminal(Listener):
+    """Progress on stderr when it is a terminal; notices unless quiet."""
+
+    def __init__(self, progress: bool, quiet: bool) -> None:
+        self.progress = progress
+        self.quiet = quiet
 
     def report(self, done: int, total: int) -> None:
-        if self.tty:
+        if self.progress:
             end = "\n" if done == total else ""
             print(f"\rVerifying references {done}/{total}", end=end, file=sys.stderr,
                   flush=True)
 
     def notice(self, message: str) -> None:
-        print(message, file=sys.stderr)
+        if not self.quiet:
+            print(message, file=sys.stderr)
 
 
-async def _check(paths: list[Path], settings: Settings, tty: bool) -> Snapshot:
-    workspace, errors = Workspace.for_paths(paths, settings, _Terminal(tty))
-    await workspace.verifier.configure(settings)
+async def _check(paths: list[Path], settings: Settings, listener: _Terminal
+                 ) -> tuple[Snapshot, list[str]]:
+    workspace, errors = Workspace.for_paths(paths, settings, listener)
     try:
         await workspace.verify_now()
-        return workspace.snapshot(errors)
+        return workspace.snapshot(), errors
     finally:
         await workspace.verifier.close()
 
 
 def check(ns: argparse.Namespace) -> int:
     from citelsp.reports import RENDERERS
+    from citelsp.reports import text as text_report
     from citelsp.reports.rows import rows
 
-    missing = [p for p in ns.paths if not p.exists()]
-    if missing:
-        print(f"citelsp: no such file: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
+    paths, errors = expand_inputs(ns.paths)
+    if not paths:
+        for error in errors:
+            print(f"citelsp: {error}", file=sys.stderr)
+        return EXIT_USAGE
     settings = _settings(ns)
-    snapshot = asyncio.run(_check(ns.paths, settings, sys.stderr.isatty()))
-    for error in snapshot.errors:
+    listener = _Terminal(progress=sys.stderr.isatty() and not ns.quiet, quiet=ns.quiet)
+    snapshot, input_errors = asyncio.run(_check(paths, settings, listener))
+    errors += input_errors
+    for error in errors:
         print(f"citelsp: {error}", file=sys.stderr)
-    sys.stdout.write(RENDERERS[ns.format](snapshot))
-    if snapshot.errors and not snapshot.documents:
-        return 2
+    if ns.format == "text":
+        color = ns.color == "always" or ns.color == "auto" and sys.stdout.isatty() \
+            and not os.environ.get("NO_COLOR")
+        sys.stdout.write(text_report.render(snapshot, locations=ns.locations, color=color))
+    else:
+        sys.stdout.write(RENDERERS[ns.format](snapshot))
+        if not ns.quiet:
+            print(text_report.summary(snapshot), file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
     if ns.fail_on == "never":
-        return 0
+        return EXIT_OK
     threshold = PRIORITIES.index(ns.fail_on)
-    failing = any(PRIORITIES.index(row.priority) <= threshold for row in rows(snapshot))
-    return 1 if failing else 0
+    if any(PRIORITIES.index(row.priority) <= threshold for row in rows(snapshot)):
+        return EXIT_FINDINGS
+    coverage = snapshot.coverage()
+    if coverage.checkable and coverage.checked == 0:
+        return EXIT_UNCHECKED
+    return EXIT_OK
 
 
 def decide(ns: argparse.Namespace) -> int:
@@ -141,10 +299,14 @@ def decide(ns: argparse.Namespace) -> int:
 
     root = (ns.root or Path.cwd()).resolve()
     workspace = Workspace(_settings(ns), [root])
+    if ns.clear:
+        removed = workspace.decisions.clear(ns.key)
+        print(f"cleared: {removed} decision{'s' if removed != 1 else ''} for {ns.key}")
+        return EXIT_OK
     refs = workspace.entries(ns.key)
     if not refs:
         print(f"citelsp: no entry with key '{ns.key}' under {root}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     ref = refs[0]
     decision = Decision(
         citation_key=ref.key,
@@ -156,6 +318,6 @@ def decide(ns: argparse.Namespace) -> int:
         workspace.record(decision)
     except PermanentRejection as exc:
         print(f"citelsp: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FINDINGS
     print(f"recorded: {ref.key} {decision.decision}")
-    return 0
+    return EXIT_OK

@@ -50,6 +50,8 @@ class Settings:
     offline: bool = False
     verify: bool = True
     """Run the network verification at all (the language server's background checks)."""
+    ignore: tuple[str, ...] = ()
+    """Diagnostic codes never shown (``citelsp.rules`` set to false, ``--ignore``)."""
     mailto: str | None = None
     semantic_scholar_api_key: str | None = None
     openalex_api_key: str | None = None
@@ -95,6 +97,7 @@ class Settings:
             stale_days=_int(opts.get("staleDays"), _int(env.get("CITELSP_CACHE_STALE_DAYS"), 30)),
             offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
             verify=bool(opts.get("verify", True)),
+            ignore=_ignored(opts.get("rules")),
             mailto=opts.get("mailto") or env.get("CITELSP_MAILTO") or None,
             semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
                                              "CITELSP_SEMANTIC_SCHOLAR_API_KEY"),
@@ -157,6 +160,14 @@ def _slug_map(value) -> Mapping[str, str] | str | None:
     if isinstance(value, str) and value:
         return value
     return None
+
+
+def _ignored(rules) -> tuple[str, ...]:
+    """Codes switched off in ``citelsp.rules`` (``{"ORPHAN_REFERENCE": false}``; "off" too)."""
+    if not isinstance(rules, Mapping):
+        return ()
+    return tuple(sorted(str(code).upper() for code, on in rules.items()
+                        if on is False or str(on).lower() in ("off", "false", "ignore")))
 
 
 def _secret(opts: Mapping, env: Mapping[str, str], option: str, variable: str) -> str | None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+import re
 from dataclasses import dataclass
+
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, order=True)
@@ -28,10 +31,16 @@ class Span:
 
 
 class LineIndex:
-    """Maps code-point offsets to 0-based ``(line, column)`` pairs and back."""
+    """Maps code-point offsets to 0-based ``(line, column)`` pairs and back.
+
+    Lines end at ``\n``, ``\r\n`` or ``\r``, as LSP counts them (not at U+2028 or a form
+    feed, as ``str.splitlines`` would)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+        if "\r" in text:
+            self._starts = [0, *(m.end() for m in _EOL.finditer(text))]
+            return
         lengths = map(operator.add, map(len, text.split("\n")), itertools.repeat(1))
         self._starts = [0, *itertools.accumulate(lengths)]
         self._starts.pop()
@@ -49,13 +58,13 @@ class LineIndex:
         if line >= len(self._starts):
             return len(self.text)
         start = self._starts[max(line, 0)]
-        end = self._starts[line + 1] - 1 if line + 1 < len(self._starts) else len(self.text)
-        return min(start + max(column, 0), end)
+        return min(start + max(column, 0), start + len(self.line_text(line)))
 
     def line_start(self, line: int) -> int:
         return self._starts[min(max(line, 0), len(self._starts) - 1)]
 
     def line_text(self, line: int) -> str:
+        """The line without its line ending."""
         start = self.line_start(line)
-        end = self.text.find("\n", start)
-        return self.text[start:] if end == -1 else self.text[start:end]
+        m = _EOL.search(self.text, start)
+        return self.text[start:] if m is None else self.text[start:m.start()]

@@ -549,5 +549,10 @@ async def test_offline_shows_cached_verdicts_and_one_message(workspace, env, api
         await wait_until(lsp, verified(bib, "fake", "invented"))
         assert [m.message for m in lsp.messages if "offline" in m.message] == [
             "citelsp: offline — showing local checks and cached verdicts only"]
-        assert not any(d.message.startswith("down:") for d in lsp.diagnostics[bib])
+        down = [d for d in lsp.diagnostics[bib] if d.message.startswith("down:")]
+        assert [(d.code, d.severity) for d in down] == [
+            ("UNREACHABLE", types.DiagnosticSeverity.Information)], "not checked, and says so"
+        assert "offline, and no cached answer" in down[0].message
+        assert "citelsp: offline — 1 reference not checked" in [
+            m.message for m in lsp.log_messages]
     assert len(api.requests) == before

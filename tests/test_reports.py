@@ -72,13 +72,17 @@ def test_sarif_validates_against_the_official_schema(rendered):
     assert refuted[0]["properties"]["priority"] == "P0"
 
 
-def test_text_has_one_line_per_diagnostic(rendered):
+def test_text_has_one_line_per_diagnostic_then_a_summary(rendered):
     lines = rendered["text"].splitlines()
-    *diagnostics, total = lines
+    at = next(i for i, line in enumerate(lines) if line.startswith("13 references: "))
+    diagnostics, summary = lines[:at], lines[at:]
     pattern = re.compile(r"^refs\.bib:\d+:\d+: P[0-3] [A-Z][A-Z0-9_]* [\w-]+: .+$")
     assert diagnostics and all(pattern.match(line) for line in diagnostics), diagnostics
     assert len(diagnostics) == len(json.loads(rendered["json"])["diagnostics"])
-    assert re.match(r"^13 references checked: 5 verified, 2 refuted, 6 unresolvable$", total)
+    assert re.match(r"^13 references: 5 verified, 2 refuted, 6 unresolvable; "
+                    r"findings: \d+ P0, \d+ P1, \d+ P2, \d+ P3$", summary[0])
+    assert summary[1:] == ["1 of 13 references could not be checked (source unreachable: "
+                           "Crossref, OpenAlex, Semantic Scholar)"], summary
     assert any(" P0 DOI_REFUTED nodoi: " in line for line in diagnostics)
 
 

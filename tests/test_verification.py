@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.workspace import verification
 from citelsp.workspace.verification import SHOW_CACHED_EVERY_S, Listener, Verifier
@@ -22,9 +24,17 @@ class CachedOnly:
         self.clock = clock
         self.seconds = seconds
 
-    async def cached(self, ref):
+    async def from_cache(self, ref):
         self.clock.now += self.seconds
-        return ("resolution of", ref.key)
+        return Answered(ref.key)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A complete resolution, as far as the scheduler looks at one."""
+
+    key: str
+    complete: bool = True
 
 
 def library(n: int):
@@ -44,7 +54,7 @@ async def shown_at(monkeypatch, refs, seconds: float) -> tuple[list[float], Cloc
     scheduler = Verifier(Shown())
     scheduler.engine = CachedOnly(clock, seconds)
     await scheduler.want(refs)
-    assert all(scheduler.result_for(r) == ("resolution of", r.key) for r in refs)
+    assert all(scheduler.result_for(r) == Answered(r.key) for r in refs)
     return shown, clock
 
 

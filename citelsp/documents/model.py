@@ -49,6 +49,8 @@ class Problem:
     related: tuple[Location, ...] = ()
     priority: str | None = None
     """Checklist priority (P0–P3) for verification findings; None for local checks."""
+    on_citation: bool = False
+    """A reference's finding repeated where it is cited (the entry carries the original)."""
 
 
 class SpanBase:

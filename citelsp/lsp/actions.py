@@ -12,9 +12,11 @@ from urllib.parse import quote_plus
 from lsprotocol import types
 
 from citelsp.documents.model import Field, Reference
+from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
 from citelsp.spans import Span
 from citelsp.verdict.placement import field_of
+from citelsp.workspace.entries import bibtex_text
 from citelsp.workspace.snapshot import ReferenceResult
 
 OPEN_URL = "citelsp.openUrl"
@@ -23,7 +25,9 @@ REVERIFY = "citelsp.reverify"
 CLEAR_CACHE = "citelsp.clearCache"
 SHOW_CHECKLIST = "citelsp.showChecklist"
 EXPORT_REPORT = "citelsp.exportReport"
-COMMANDS = [OPEN_URL, DECIDE, REVERIFY, CLEAR_CACHE, SHOW_CHECKLIST, EXPORT_REPORT]
+CREATE_ENTRY = "citelsp.createEntry"
+COMMANDS = [OPEN_URL, DECIDE, REVERIFY, CLEAR_CACHE, SHOW_CHECKLIST, EXPORT_REPORT,
+            CREATE_ENTRY]
 
 FIXABLE = ("title", "year", "author", "venue", "volume", "issue")
 """Fields whose verified value can replace the cited one (pages need a human)."""
@@ -56,6 +60,29 @@ def link_actions(ref: Reference, result: ReferenceResult | None) -> list[types.C
         actions.append(_command("Search Google Scholar for this title", OPEN_URL,
                                 f"https://scholar.google.com/scholar?q={quoted}"))
     return actions
+
+
+def create_entry_actions(uri: str, key: str, client_prompts: bool) -> list[types.Command]:
+    """Create the missing entry from a DOI or arXiv id: the key itself when it is one,
+    else the one the client's plugin asks the writer for (only offered where it can)."""
+    if normalize_doi(key) is not None or normalize_arxiv(key) is not None:
+        return [_command(f"Create an entry for '{key}' from {key}", CREATE_ENTRY,
+                         uri, key, key)]
+    if client_prompts:
+        return [_command(f"Create an entry for '{key}' from a DOI or arXiv id…",
+                         CREATE_ENTRY, uri, key)]
+    return []
+
+
+def distinct(found: list[types.CodeAction | types.Command]) -> list:
+    """One action per title: a key defined twice must not list every action twice."""
+    seen: set[str] = set()
+    out = []
+    for action in found:
+        if action.title not in seen:
+            seen.add(action.title)
+            out.append(action)
+    return out
 
 
 def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
@@ -159,16 +186,3 @@ def _insert_field(ref: Reference, name: str, value: str, text: str) -> Edit:
             end += 1
         return (ref.uri, Span(end, end), f', "{name.upper()}": ' + json.dumps(value))
     return (ref.uri, Span(end, end), f",\n  {name} = {{{bibtex_text(value)}}}")
-
-
-def bibtex_text(value: str) -> str:
-    """Text safe inside a braced BibTeX value: LaTeX specials escaped, braces balanced."""
-    out = []
-    for ch in " ".join(value.split()):
-        if ch in "&%#_$" or ch in "{}":
-            out.append("\\" + ch)
-        elif ch == "\\":
-            out.append("\\textbackslash{}")
-        else:
-            out.append(ch)
-    return "".join(out)

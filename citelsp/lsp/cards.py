@@ -1,18 +1,18 @@
 """Hover cards: what every source said about a reference, and what it means (DESIGN.md §7).
 
-Every string from a document or an API goes through ``escape``; links are built only from
-allowlisted https URLs, so data can never smuggle a link, image, HTML or command into a hover.
+Every string from a document or an API goes through the ``Markup`` writer; links are built
+only from allowlisted https URLs, so data can never smuggle a link, image, HTML or command
+into a hover.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
-from citelsp.lsp.hover import escape
+from citelsp.documents.text import normalize_title
+from citelsp.lsp.markup import Markup
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
-from citelsp.verdict.checklist import HUMAN_LINK_HOSTS
 from citelsp.verdict.reasons import REASONS
 from citelsp.workspace.snapshot import ReferenceResult
 
@@ -29,91 +29,95 @@ STATUS_WORDS = {
 }
 
 
-def safe_link(url: str | None, text: str) -> str:
-    """A Markdown link only for https URLs on the allowed hosts; otherwise plain text."""
-    if not url:
-        return escape(text)
-    parts = urlsplit(url)
-    if parts.scheme != "https" or parts.hostname not in HUMAN_LINK_HOSTS or parts.username:
-        return escape(text)
-    target = url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-    return f"[{escape(text)}]({target})"
+def pending_card(m: Markup) -> str:
+    return f"{m.bold('Verification:')} being checked…"
 
 
-def pending_card() -> str:
-    return "**Verification:** being checked…"
-
-
-def verification_card(result: ReferenceResult) -> str:
-    verification = result.judgement
+def verification_card(result: ReferenceResult, m: Markup) -> str:
+    judgement = result.judgement
     resolution = result.resolution
-    item = verification.item
-    lines = [f"**Verification:** {escape(VERDICT_WORDS[verification.verdict])}"]
+    item = judgement.item
+    lines = [f"{m.bold('Verification:')} {m.text(VERDICT_WORDS[judgement.verdict])}"]
     if item is not None:
         reason = REASONS.get(item.reason_code)
-        lines.append(f"**{item.priority} · {item.reason_code}** — {escape(item.message)}")
+        lines.append(f"{m.bold(f'{item.priority} · {item.reason_code}')} — "
+                     f"{m.text(item.message)}")
         if reason is not None and reason.action:
-            lines.append(f"_To do:_ {escape(reason.action)}")
+            lines.append(f"{m.italic('To do:')} {m.text(reason.action)}")
         if item.other_reasons:
-            lines.append("Also: " + ", ".join(escape(r) for r in item.other_reasons))
+            lines.append("Also: " + ", ".join(m.text(r) for r in item.other_reasons))
     else:
         lines.append("No human check needed.")
     decision = result.decision
     if decision is not None:
         state = "stale — the entry changed since" if result.decision_stale else "recorded"
-        note = f": {escape(decision.note)}" if decision.note else ""
-        lines.append(f"**Human decision:** {escape(decision.decision)} ({state} "
-                     f"{escape(decision.decided_at)}){note}")
-    if verification.retraction is not None:
-        r = verification.retraction
-        notice = safe_link(f"https://doi.org/{r.notice_doi}" if r.notice_doi else None,
-                           r.notice_doi or "notice")
-        lines.append(f"**Retraction:** {escape(r.kind)} ({escape(r.source)}"
-                     f"{', ' + escape(r.date) if r.date else ''}) {notice}")
-    lines += ["", "| source | status | queried by | summary | checked |", "|---|---|---|---|---|"]
-    for name, outcome in resolution.outcomes.items():
-        lines.append(_row(name, outcome))
-    if verification.matched is not None:
-        lines += ["", "**Matched record:** " + record_line(verification.matched)]
-    conflicts = verification.conflicts
-    if conflicts:
-        lines.append("**Conflicts:** " + "; ".join(
-            f"{escape(c.field)}: cited {escape(c.cited)}, found {escape(c.found)}"
-            for c in conflicts))
-    if verification.near_matches:
-        lines.append("**Near matches:**")
-        lines += [f"- {record_line(r)}" for r in verification.near_matches[:3]]
+        note = f": {m.text(decision.note)}" if decision.note else ""
+        lines.append(f"{m.bold('Human decision:')} {m.text(decision.decision)} ({state} "
+                     f"{m.text(decision.decided_at)}){note}")
+    if judgement.retraction is not None:
+        r = judgement.retraction
+        notice = m.link(f"https://doi.org/{r.notice_doi}" if r.notice_doi else None,
+                        r.notice_doi or "notice")
+        lines.append(f"{m.bold('Retraction:')} {m.text(r.kind)} ({m.text(r.source)}"
+                     f"{', ' + m.text(r.date) if r.date else ''}) {notice}")
+    lines.append("")
+    lines += m.table(["source", "status", "queried by", "summary", "checked"],
+                     [_row(name, outcome, m) for name, outcome in resolution.outcomes.items()])
+    if judgement.matched is not None:
+        lines += ["", f"{m.bold('Matched record:')} {record_line(judgement.matched, m)}"]
+    if judgement.conflicts:
+        lines.append(f"{m.bold('Conflicts:')} " + "; ".join(
+            f"{m.text(c.field)}: cited {m.text(c.cited)}, found {m.text(c.found)}"
+            for c in judgement.conflicts))
+    near = distinct(judgement.near_matches)
+    if near:
+        lines.append(m.bold("Near matches:"))
+        lines += [f"- {record_line(r, m)}" for r in near[:3]]
     if resolution.cache_age_days is not None:
         stale = " — stale, re-verify to refresh" if resolution.cache_stale_advisory else ""
-        lines.append(f"_Cached answers, {resolution.cache_age_days:.0f} days old{stale}._")
-    return "  \n".join(lines)
+        lines.append(m.italic(f"Cached answers, {resolution.cache_age_days:.0f} days "
+                              f"old{stale}."))
+    return m.line_break.join(lines)
 
 
-def _row(name: str, outcome: Outcome) -> str:
+def distinct(records: tuple[Record, ...]) -> list[Record]:
+    """One record per work: several sources returning the same near match show it once."""
+    seen: set[str] = set()
+    out = []
+    for r in records:
+        key = (r.doi or "").lower() or normalize_title(r.title or "")
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def _row(name: str, outcome: Outcome, m: Markup) -> list[str]:
     when = _ago(outcome.checked_at)
     origin = "cache" if outcome.from_cache else "live"
-    checked = f"{when} ({origin})" if when else "—"
-    summary = safe_link(outcome.url, outcome.summary) if outcome.url else escape(outcome.summary)
-    return (f"| {escape(LABELS.get(name, name))} | {STATUS_WORDS[outcome.status]} | "
-            f"{escape(outcome.queried_by or '—')} | {summary} | {checked} |")
+    checked = f"{when} ({origin})" if when else ("—" if m.markdown else "")
+    summary = m.link(outcome.url, outcome.summary) if outcome.url else m.text(outcome.summary)
+    return [m.text(LABELS.get(name, name)), STATUS_WORDS[outcome.status],
+            m.text(outcome.queried_by or "—") if m.markdown else (outcome.queried_by or ""),
+            summary, checked]
 
 
-def record_line(record: Record) -> str:
-    authors = ", ".join(escape(p.display()) for p in record.authors[:4])
+def record_line(record: Record, m: Markup) -> str:
+    authors = ", ".join(m.text(p.display()) for p in record.authors[:4])
     if len(record.authors) > 4:
         authors += " et al."
-    parts = [f"*{escape(record.title or 'untitled')}*"]
+    parts = [m.italic(m.text(record.title or "untitled"))]
     if authors:
         parts.append(authors)
     if record.venue:
-        parts.append(escape(record.venue))
+        parts.append(m.text(record.venue))
     if record.year:
         parts.append(str(record.year))
     if record.doi:
-        parts.append(safe_link(f"https://doi.org/{record.doi}", f"doi:{record.doi}"))
+        parts.append(m.link(f"https://doi.org/{record.doi}", f"doi:{record.doi}"))
     if record.arxiv_id:
-        parts.append(safe_link(f"https://arxiv.org/abs/{record.arxiv_id}",
-                               f"arXiv:{record.arxiv_id}"))
+        parts.append(m.link(f"https://arxiv.org/abs/{record.arxiv_id}",
+                            f"arXiv:{record.arxiv_id}"))
     return " · ".join(parts)
 
 

@@ -14,9 +14,12 @@ from citelsp.documents.model import Bibliography, Location, Manuscript, Problem,
 from citelsp.documents.parse import Document
 from citelsp.lsp import actions, cards, commands, completion, hover, symbols
 from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
+from citelsp.lsp.markup import Markup
 from citelsp.lsp.positions import LineIndexes, lsp_range, offset_of
+from citelsp.lsp.protocol import CitelspProtocol
 from citelsp.lsp.settings import settings_from_client
 from citelsp.lsp.state import Timers
+from citelsp.lsp.sync import OpenTexts, offset_at
 from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
 from citelsp.spans import Span
@@ -24,6 +27,7 @@ from citelsp.uris import uri_to_path
 from citelsp.verdict.decisions import Decision, PermanentRejection
 from citelsp.workspace import Listener, Workspace, navigation
 
+STATUS_NOTIFICATION = "citelsp/status"
 RESULTS_PUBLISH_MS = 1000
 """How often arriving verdicts re-publish: often enough to feel live, rarely enough that
 publishing never crowds out hovers and completions while hundreds of lookups run."""
@@ -91,6 +95,14 @@ class ServerListener(Listener):
     def results_arrived(self, urgent: bool = False) -> None:
         self.server.results_arrived(urgent)
 
+    def status(self, message: str) -> None:
+        """Also a ``citelsp/status`` notification, which the VS Code extension shows in its
+        status bar item (other clients ignore it)."""
+        if message:
+            self.server.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Info, message=f"citelsp: {message}"))
+        self.server.protocol.notify(STATUS_NOTIFICATION, {"message": message})
+
     def notice(self, message: str) -> None:
         warning = "OpenAlex" in message
         self.server.window_show_message(types.ShowMessageParams(
@@ -104,12 +116,15 @@ class CitelspServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            converter_factory=converter_with_reused_diagnostics,
+            converter_factory=converter_with_reused_diagnostics, protocol_cls=CitelspProtocol,
         )
         self.progress = ServerListener(self)
         self.ws = Workspace(listener=self.progress)
         self.timers = Timers(lambda: self.ws.settings.debounce_ms)
         self.lines = LineIndexes()
+        self.texts = OpenTexts()
+        self._unparsed: set[str] = set()
+        self._languages: dict[str, str] = {}
         self.init_options: dict = {}
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
@@ -124,6 +139,7 @@ class CitelspServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     def document(self, uri: str) -> Document | None:
+        self.parse_pending(uri)
         return self.ws.document(uri)
 
     def range_for(self, uri: str, span: Span) -> types.Range | None:
@@ -135,14 +151,31 @@ class CitelspServer(LanguageServer):
     def offset_for(self, doc: Document, position: types.Position) -> int:
         return offset_of(self.lines.of(doc.uri, doc.text), position, self.encoding)
 
-    def hover_text(self, ref: Reference) -> str:
-        text = hover.format_reference(ref)
-        result = self.ws.result(ref)
-        if result is not None:
-            return text + "\n\n---\n\n" + cards.verification_card(result)
-        if self.ws.pending(ref):
-            return text + "\n\n---\n\n" + cards.pending_card()
-        return text
+    @property
+    def client_prompts_for_identifiers(self) -> bool:
+        """The client's plugin asks the writer for a DOI or arXiv id when a code action's
+        command leaves it out (experimental capability ``citelspPromptsForIdentifier``)."""
+        experimental = self.client_capabilities.experimental
+        return isinstance(experimental, dict) and bool(
+            experimental.get("citelspPromptsForIdentifier"))
+
+    @property
+    def markup(self) -> Markup:
+        return Markup.for_client(self.client_capabilities)
+
+    def hover_text(self, refs: list[Reference]) -> str:
+        """Each reference the cursor names (two under a duplicated key), with its card."""
+        m = self.markup
+        parts = []
+        for ref in refs:
+            text = hover.format_reference(ref, m)
+            result = self.ws.result(ref)
+            if result is not None:
+                text += m.rule + cards.verification_card(result, m)
+            elif self.ws.pending(ref):
+                text += m.rule + cards.pending_card(m)
+            parts.append(text)
+        return m.rule.join(parts)
 
     def lsp_locations(self, found: list[Location]) -> list[types.Location]:
         out = []
@@ -215,6 +248,7 @@ class CitelspServer(LanguageServer):
     async def _publish_all(self) -> None:
         while True:
             self._publish_again = False
+            self.parse_pending()
             focus = self.ws.focus[0] if self.ws.focus else None
             for uri in sorted(self.ws.open_uris(), key=lambda u: u != focus):
                 self.publish(uri)
@@ -228,6 +262,7 @@ class CitelspServer(LanguageServer):
 
     def schedule_verification(self) -> None:
         def start() -> None:
+            self.parse_pending()
             self.timers.run_task(self.ws.want(), "verify")
 
         self.timers.debounce("verify", start, delay_ms=max(self.ws.settings.debounce_ms, 300))
@@ -239,22 +274,50 @@ class CitelspServer(LanguageServer):
         else:
             self.timers.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
 
-    def document_changed(self, uri: str, language: str | None = None,
-                         changed_at: types.Position | None = None) -> None:
-        text = self.workspace.get_text_document(uri).source
-        try:
-            doc = self.ws.open(uri, text, language=language)
-        except Exception:  # a parser bug must not take the server down
-            log.exception("cannot parse %s", uri)
+    def document_opened(self, item: types.TextDocumentItem) -> None:
+        self.texts.open(item.uri, item.text)
+        self._languages[item.uri] = item.language_id
+        self.document_changed(item.uri)
+
+    def text_changed(self, uri: str, changes: list[types.TextDocumentContentChangeEvent]
+                     ) -> None:
+        text = self.texts.change(uri, changes, self.encoding)
+        if text is None:
             return
-        if doc is not None and changed_at is not None:
-            self.ws.focus = (uri, self.offset_for(doc, changed_at))
-        elif doc is not None and self.ws.focus is None:
+        last = changes[-1] if changes else None
+        at = offset_at(text, last.range.start, self.encoding) if isinstance(
+            last, types.TextDocumentContentChangePartial) else None
+        self.document_changed(uri, changed_at=at)
+
+    def document_changed(self, uri: str, changed_at: int | None = None) -> None:
+        """The text changed: parse it when something next needs it (edits in a burst are
+        parsed once), and publish after the debounce."""
+        self._unparsed.add(uri)
+        if changed_at is not None:
+            self.ws.focus = (uri, changed_at)
+        elif self.ws.focus is None:
             self.ws.focus = (uri, 0)
         self.schedule_publish()
 
+    def parse_pending(self, uri: str | None = None) -> None:
+        """Parse the changed documents (or just ``uri``) so the workspace holds their text."""
+        for pending in [uri] if uri is not None else list(self._unparsed):
+            if pending not in self._unparsed:
+                continue
+            self._unparsed.discard(pending)
+            text = self.texts.get(pending)
+            if text is None:
+                continue
+            try:
+                self.ws.open(pending, text, language=self._languages.get(pending))
+            except Exception:  # a parser bug must not take the server down
+                log.exception("cannot parse %s", pending)
+
     def document_closed(self, uri: str) -> None:
         """Forget the document and what was published for it, and clear its diagnostics."""
+        self.texts.close(uri)
+        self._unparsed.discard(uri)
+        self._languages.pop(uri, None)
         self.ws.close(uri)
         self.lines.forget(uri)
         self._published.pop(uri, None)
@@ -327,14 +390,11 @@ def create_server() -> CitelspServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CitelspServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri, params.text_document.language_id)
+        ls.document_opened(params.text_document)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CitelspServer, params: types.DidChangeTextDocumentParams) -> None:
-        change = params.content_changes[-1] if params.content_changes else None
-        at = change.range.start if isinstance(
-            change, types.TextDocumentContentChangePartial) else None
-        ls.document_changed(params.text_document.uri, changed_at=at)
+        ls.text_changed(params.text_document.uri, list(params.content_changes))
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: CitelspServer, params: None) -> None:
@@ -385,14 +445,15 @@ def create_server() -> CitelspServer:
             if citation.wildcard:
                 return None
             refs = ls.ws.references_at(doc, offset)
-            text = ls.hover_text(refs[0]) if refs else (
-                f"**{hover.escape(citation.key)}**: not in any bibliography of this manuscript")
-            return hover.lsp_hover(text, ls.range_for(doc.uri, citation.span))
+            m = ls.markup
+            text = ls.hover_text(refs) if refs else (
+                f"{m.bold(m.text(citation.key))}: not in any bibliography of this manuscript")
+            return hover.lsp_hover(text, m, ls.range_for(doc.uri, citation.span))
         refs = ls.ws.references_at(doc, offset)
         if not refs:
             return None
-        return hover.lsp_hover(ls.hover_text(refs[0]), ls.range_for(refs[0].uri,
-                                                                    refs[0].key_span))
+        return hover.lsp_hover(ls.hover_text(refs[:1]), ls.markup,
+                               ls.range_for(refs[0].uri, refs[0].key_span))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: CitelspServer, params: types.DefinitionParams) -> list[types.Location]:
@@ -459,21 +520,41 @@ def create_server() -> CitelspServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
+        offset = ls.offset_for(doc, params.range.start)
+        ours = [d for d in params.context.diagnostics if d.source == "citelsp"] or None
         found: list[types.CodeAction | types.Command] = []
-        for ref in ls.ws.references_at(doc, ls.offset_for(doc, params.range.start)):
+        for ref in ls.ws.references_at(doc, offset):
             result = ls.ws.result(ref)
             source = ls.document(ref.uri)
             if result is not None and source is not None:
                 for title, edits in actions.edit_actions(ref, result, source.text):
                     found.append(types.CodeAction(
                         title=title, kind=types.CodeActionKind.QuickFix,
-                        edit=ls.workspace_edit(edits),
-                        diagnostics=[d for d in params.context.diagnostics
-                                     if d.source == "citelsp"] or None,
-                    ))
+                        edit=ls.workspace_edit(edits), diagnostics=ours))
             found += actions.link_actions(ref, result)
             found += actions.decision_actions(ref, ls.ws.decision_identity(ref))
-        return found
+        citation = ls.ws.citation_at(doc, offset)
+        if isinstance(doc, Manuscript) and citation is not None and not citation.wildcard \
+                and not ls.ws.references_at(doc, offset):
+            for key in navigation.similar_keys(ls.ws, doc, citation.key):
+                found.append(types.CodeAction(
+                    title=f"Did you mean '{key}'?", kind=types.CodeActionKind.QuickFix,
+                    edit=ls.workspace_edit([(doc.uri, citation.span, key)]), diagnostics=ours))
+            found += actions.create_entry_actions(doc.uri, citation.key,
+                                                  ls.client_prompts_for_identifiers)
+        return actions.distinct(found)
+
+    @server.command(actions.CREATE_ENTRY)
+    async def create_entry(ls: CitelspServer, *args):
+        uri, key, identifier = (list(args) + ["", "", ""])[:3]
+        if not uri or not key or not identifier:
+            raise ValueError("usage: citelsp.createEntry MANUSCRIPT_URI KEY DOI_OR_ARXIV_ID")
+        entry = await ls.ws.new_entry(str(uri), str(key), str(identifier))
+        edit = ls.workspace_edit([(entry.uri, Span(entry.offset, entry.offset), entry.text)])
+        answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+            edit=edit, label=f"Add '{key}' to the bibliography"))
+        return {"applied": bool(answer and answer.applied), "uri": entry.uri,
+                "entry": entry.text}
 
     @server.command(actions.OPEN_URL)
     async def open_url(ls: CitelspServer, *args):
@@ -507,6 +588,7 @@ def create_server() -> CitelspServer:
 
     @server.command(actions.REVERIFY)
     def reverify(ls: CitelspServer, *args):
+        ls.parse_pending()
         queued = ls.ws.reverify({str(a) for a in args if a} or None)
         ls.publish_open()
         return {"queued": queued}
@@ -520,6 +602,7 @@ def create_server() -> CitelspServer:
 
     @server.command(actions.SHOW_CHECKLIST)
     async def show_checklist(ls: CitelspServer, *args):
+        ls.parse_pending()
         markdown = render_checklist(ls.ws.snapshot())
         path = ls.ws.root / ".citelsp" / "checklist.md"
         commands.write_atomically(path, markdown)
@@ -533,6 +616,7 @@ def create_server() -> CitelspServer:
         fmt = str(args[0]) if args else "json"
         if fmt not in RENDERERS:
             raise ValueError(f"unknown report format '{fmt}' (use {', '.join(RENDERERS)})")
+        ls.parse_pending()
         path = ls.ws.root / ".citelsp" / f"report.{commands.REPORT_SUFFIX[fmt]}"
         commands.write_atomically(path, RENDERERS[fmt](ls.ws.snapshot()))
         return {"uri": path.resolve().as_uri(), "format": fmt}

@@ -30,6 +30,15 @@ class Row:
     priority: str
     """The checklist priority, or the one a local problem's severity counts as."""
     key: str | None
+    on_citation: bool = False
+    """A reference's finding repeated where it is cited."""
+    local: bool = False
+    """A local check's finding (no network), not a verification finding."""
+
+    @property
+    def place(self) -> str:
+        """``path:line:col``, 1-based."""
+        return f"{self.path}:{self.start[0] + 1}:{self.start[1] + 1}"
 
 
 def rows(snapshot: Snapshot) -> list[Row]:
@@ -49,6 +58,8 @@ def rows(snapshot: Snapshot) -> list[Row]:
             message=problem.message,
             priority=problem.priority or severity_priority(problem.severity),
             key=problem.key,
+            on_citation=problem.on_citation,
+            local=problem.priority is None,
         ))
     out.sort(key=lambda r: (r.path, r.start, r.code))
     return out

@@ -1,23 +1,90 @@
-"""``path:line:col: P0 DOI_REFUTED key: message``, one line per diagnostic (1-based)."""
+"""``path:line:col: P0 DOI_REFUTED key: message``, then a summary (1-based positions).
+
+By default a reference's finding is printed once, at its bibliography entry, with the places
+that cite it; a local problem found at several citations of one key is printed once with the
+other places. ``locations="all"`` prints every place. Data is printed through ``printable``:
+a key can never move the cursor or ring the bell.
+"""
 
 from __future__ import annotations
 
-from citelsp.reports.rows import rows
+from citelsp.reports.rows import Row, rows
+from citelsp.reports.safe import printable
+from citelsp.verdict.reasons import PRIORITY_ORDER
 from citelsp.workspace.snapshot import Snapshot
 
+COLORS = {"P0": "\x1b[1;31m", "P1": "\x1b[33m", "P2": "\x1b[36m", "P3": "\x1b[2m"}
+RESET = "\x1b[0m"
+MAX_PLACES = 5
+"""Citing places listed on one line; more are counted."""
 
-def render(snapshot: Snapshot) -> str:
-    lines = []
-    for row in rows(snapshot):
-        message = row.message
-        if row.key and not message.startswith(f"{row.key}:"):
-            message = f"{row.key}: {message}"
-        lines.append(f"{row.path}:{row.start[0] + 1}:{row.start[1] + 1}: "
-                     f"{row.priority} {row.code} {message}")
-    checked = snapshot.results
-    counts = {v: sum(1 for c in checked if c.judgement.verdict == v)
-              for v in ("true", "false", "unresolvable")}
-    if checked:
-        lines.append(f"{len(checked)} references checked: {counts['true']} verified, "
-                     f"{counts['false']} refuted, {counts['unresolvable']} unresolvable")
-    return "\n".join(lines) + ("\n" if lines else "")
+
+def render(snapshot: Snapshot, *, locations: str = "entry", color: bool = False) -> str:
+    found = rows(snapshot)
+    lines = [_line(row, places, color) for row, places in _grouped(found, locations)]
+    lines.append(summary(snapshot, found))
+    return "\n".join(lines) + "\n"
+
+
+def _grouped(found: list[Row], locations: str) -> list[tuple[Row, list[Row]]]:
+    """Each row with the other places it stands for (none with ``locations="all"``): the
+    citations of a reference whose finding is at its entry, and the repeats of one dangling
+    key in one manuscript."""
+    if locations == "all":
+        return [(row, []) for row in found]
+    groups: list[tuple[Row, list[Row]]] = []
+    by_entry: dict[tuple[str | None, str], tuple[Row, list[Row]]] = {}
+    dangling: dict[tuple[str, str | None], tuple[Row, list[Row]]] = {}
+    for row in found:
+        if row.on_citation:
+            continue
+        if row.code == "DANGLING_CITATION" and (row.path, row.key) in dangling:
+            dangling[(row.path, row.key)][1].append(row)
+            continue
+        group: tuple[Row, list[Row]] = (row, [])
+        groups.append(group)
+        by_entry.setdefault((row.key, row.code), group)
+        if row.code == "DANGLING_CITATION":
+            dangling[(row.path, row.key)] = group
+    for row in found:
+        if row.on_citation:
+            entry = by_entry.get((row.key, row.code))
+            if entry is not None:
+                entry[1].append(row)
+            else:
+                groups.append((row, []))
+    groups.sort(key=lambda g: (g[0].path, g[0].start, g[0].code))
+    return groups
+
+
+def _line(row: Row, places: list[Row], color: bool) -> str:
+    message = printable(row.message)
+    if row.key and not message.startswith(f"{printable(row.key)}:"):
+        message = f"{printable(row.key)}: {message}"
+    tag = f"{row.priority} {row.code}"
+    if color:
+        tag = f"{COLORS.get(row.priority, '')}{tag}{RESET}"
+    line = f"{printable(row.place)}: {tag} {message}"
+    if places:
+        shown = ", ".join(printable(p.place) for p in places[:MAX_PLACES])
+        more = f" and {len(places) - MAX_PLACES} more" if len(places) > MAX_PLACES else ""
+        what = "also at" if row.code == "DANGLING_CITATION" else "cited at"
+        line += f" [{what} {shown}{more}]"
+    return line
+
+
+def summary(snapshot: Snapshot, found: list[Row] | None = None) -> str:
+    """What was checked, the findings by priority, and what could not be checked."""
+    found = rows(snapshot) if found is None else found
+    results = snapshot.results
+    verdicts = [r.judgement.verdict for r in results]
+    by_priority = {p: 0 for p in PRIORITY_ORDER}
+    for row in found:
+        if not row.on_citation:
+            by_priority[row.priority] += 1
+    counts = ", ".join(f"{n} {p}" for p, n in by_priority.items())
+    head = (f"{len(results)} reference{'s' if len(results) != 1 else ''}: "
+            f"{verdicts.count('true')} verified, {verdicts.count('false')} refuted, "
+            f"{verdicts.count('unresolvable')} unresolvable; findings: {counts}")
+    statement = snapshot.coverage().statement()
+    return head + (f"\n{statement}" if statement else "")

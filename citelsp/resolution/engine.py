@@ -17,15 +17,18 @@ import httpx
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
 from citelsp.resolution import cache as answer_cache
-from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Resolution
+from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Resolution, ask
 from citelsp.resolution.http import HttpClient
+from citelsp.resolution.identifiers import arxiv_from_doi, normalize_arxiv, normalize_doi
 from citelsp.resolution.identity import reference_identity
+from citelsp.resolution.outcome import Found, Record, Unreachable
 from citelsp.resolution.resolve import resolve_reference
 from citelsp.resolution.sources import Sources
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 16
+PROBE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -94,14 +97,44 @@ class Engine:
         if self._inflight.get(key) is shared:
             del self._inflight[key]
 
-    async def cached(self, ref: Reference) -> Resolution | None:
-        """The resolution from cached answers alone, or None if it needs the network."""
-        if self.cache is None:
-            return None
+    async def from_cache(self, ref: Reference) -> Resolution:
+        """The resolution from cached answers alone; ``complete`` is False when it needed an
+        answer the cache does not hold (the sources not asked say "offline")."""
         context = self.context()
         context.offline = True
-        resolution = await resolve_reference(ref, context)
-        return resolution if resolution.complete else None
+        return await resolve_reference(ref, context)
+
+    async def record_for(self, identifier: str) -> Record | str:
+        """The work a DOI or arXiv id names (to create an entry from it), or why there is
+        none. Asked through the cache: Crossref, then DataCite, then content negotiation for
+        a DOI; arXiv for an arXiv id."""
+        context = self.context()
+        arxiv_id = normalize_arxiv(identifier)
+        doi = normalize_doi(identifier)
+        if doi is not None and (in_doi := arxiv_from_doi(doi)) is not None:
+            doi, arxiv_id = None, in_doi
+        if arxiv_id is not None and doi is None:
+            plan = [("arxiv", "id", arxiv_id, self.sources.arxiv.by_arxiv_id)]
+        elif doi is not None:
+            plan = [("crossref", "doi", doi, self.sources.crossref.by_doi),
+                    ("datacite", "doi", doi, self.sources.datacite.by_doi),
+                    ("doi_registry", "csl", doi, self.sources.doi_registry.csl)]
+        else:
+            return f"'{identifier}' is neither a DOI (10.NNNN/…) nor an arXiv id"
+        why = "no source has a record of it"
+        for resolver, form, query, lookup in plan:
+            asked = await ask(context, resolver, form, query,
+                              lambda lookup=lookup, query=query: lookup(query))
+            if isinstance(asked.answer, Found) and asked.answer.records:
+                return asked.answer.records[0]
+            if isinstance(asked.answer, Unreachable):
+                why = f"no source could be reached ({asked.answer.reason})"
+        return f"{identifier}: {why}"
+
+    async def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+        """None when the network looks usable (a connection to Crossref opens); else why not,
+        so a run without a network goes offline at once instead of failing every lookup."""
+        return await self.http.reachable("crossref", timeout_s)
 
     async def resolve_all(
         self,

@@ -8,10 +8,12 @@ or a proxy's error page can never be read as evidence about a work. It never rai
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import ipaddress
 import json
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -136,6 +138,31 @@ class HttpClient:
     ) -> HttpResponse | Unreachable:
         """GET ``endpoint``'s base URL + ``path`` (already percent-encoded, see ``quote_path``)."""
         return await self._request("GET", endpoint, path, params, accept, headers, None)
+
+    async def reachable(self, endpoint: str, timeout_s: float) -> str | None:
+        """None when a connection to ``endpoint``'s host opens (no request is sent); else why
+        not. Behind a proxy (``HTTPS_PROXY``) the answer is always None: only a request
+        through it could tell."""
+        try:
+            url = httpx.URL(self._settings.endpoint(endpoint).base_url)
+        except (KeyError, httpx.InvalidURL):
+            return None
+        proxied = any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY",
+                                                   "all_proxy"))
+        if proxied or self._refusal(url):
+            return None
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            async with asyncio.timeout(timeout_s):
+                _reader, writer = await asyncio.open_connection(url.host, port)
+        except TimeoutError:
+            return f"no connection to {url.host} within {timeout_s:g} s"
+        except OSError as exc:
+            return f"cannot connect to {url.host}: {exc.strerror or type(exc).__name__}"
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return None
 
     async def post_json(
         self,

@@ -127,7 +127,7 @@ def _tried(outcomes: Mapping[str, Outcome]) -> str:
         for name, o in outcomes.items()
         if o.status != "skipped"
     ]
-    return "Tried: " + ", ".join(asked) if asked else "No source could be asked"
+    return "Tried: " + ", ".join(asked) if asked else "No source was asked"
 
 
 def _cited_as(work: Work, ids: ReferenceIds) -> str:
@@ -252,6 +252,16 @@ def _confirmed_identifiers(ids: ReferenceIds, records: Sequence[Record]) -> set[
     return settled
 
 
+def _refuted_identifiers(outcomes: Mapping[str, Outcome]) -> set[str]:
+    """Doubts about an identifier that identifier evidence against it supersedes: a DOI that
+    does not exist or names another work is not also "unconfirmed" (one finding per field)."""
+    settled: set[str] = set()
+    for o in outcomes.values():
+        if o.refutes_identifier and o.status == "unmatched":
+            settled.update(_DOUBT_ABOUT["arxiv" if o.resolver == "arxiv" else "doi"])
+    return settled
+
+
 def _preferred_records(outcomes: Mapping[str, Outcome]) -> list[Record]:
     matched = [(n, o.record) for n, o in outcomes.items() if o.status == "matched" and o.record]
     rank = {n: i for i, n in enumerate(_RECORD_PREFERENCE)}
@@ -275,7 +285,7 @@ def build_judgement(
     records = _preferred_records(outcomes)
     found = _Findings(ids, verdict, outcomes)
 
-    confirmed = _confirmed_identifiers(ids, records)
+    confirmed = _confirmed_identifiers(ids, records) | _refuted_identifiers(outcomes)
     for o in outcomes.values():
         code = o.reason
         if code is None and o.refutes_identifier:
@@ -315,6 +325,16 @@ def build_judgement(
     )
 
 
+def _not_asked(outcomes: Mapping[str, Outcome]) -> str:
+    """Why no source answered: "not checked: offline", or what each source said."""
+    unreachable = [o.summary for o in outcomes.values() if o.status == "unreachable"]
+    if unreachable:
+        return "; ".join(dict.fromkeys(unreachable))
+    if any(o.summary.startswith("offline") for o in outcomes.values()):
+        return "offline, and no cached answer"
+    return ""
+
+
 def _no_match_reasons(
     found: _Findings,
     entry_type: str,
@@ -336,7 +356,7 @@ def _no_match_reasons(
     answered = sum(o.status in ("matched", "unmatched") for o in outcomes.values())
     generic = bool(work.title) and is_generic_title(work.title or "")
     if answered == 0:
-        found.add("UNREACHABLE")
+        found.add("UNREACHABLE", None, _not_asked(outcomes))
     if generic:
         found.add("GENERIC_TITLE", None, f"\u201c{work.title}\u201d")
     if near:

@@ -99,6 +99,18 @@ class DecisionStore:
         self._write(kept)
         self._decisions, self.corrupt = kept, False
 
+    def clear(self, key: str) -> int:
+        """Remove every decision recorded for ``key``; how many there were."""
+        decisions, corrupt = self._read()
+        kept = [d for d in decisions if d.citation_key != key]
+        removed = len(decisions) - len(kept)
+        if removed:
+            if corrupt:
+                shutil.copy2(self.path, self.path.with_name(self.path.name + ".bak"))
+            self._write(kept)
+        self._decisions, self.corrupt = kept, corrupt and not removed
+        return removed
+
     def _write(self, decisions: list[Decision]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"version": FILE_VERSION, "decisions": [asdict(d) for d in decisions]}

@@ -4,8 +4,10 @@ checklist item on every citation of the reference (P3 stays in the bibliography)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from citelsp.documents.model import Citation, Problem, Reference
+from citelsp.spans import Span
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.reasons import PRIORITY_ORDER, priority_severity
 
@@ -36,44 +38,55 @@ def shown(priority: str | None, min_priority: str) -> bool:
 
 def verification_problems(
     ref: Reference,
-    verification: Judgement,
+    judgement: Judgement,
     citations: Iterable[Citation],
     *,
     min_priority: str = "P3",
 ) -> list[tuple[str, Problem]]:
-    """(uri, problem) pairs for one verified reference, filtered by the lowest priority shown."""
-    placed: list[tuple[str, Problem]] = []
-    for finding in verification.findings:
+    """(uri, problem) pairs for one verified reference, filtered by the lowest priority shown.
+
+    One problem per place: findings that land on the same field are merged into the most
+    urgent one, which names the others; the checklist item goes on every citation.
+    """
+    placed: dict[Span, Problem] = {}
+    for finding in judgement.findings:
         if finding.priority is None or not shown(finding.priority, min_priority):
             continue
-        placed.append(
-            (
-                ref.uri,
-                Problem(
-                    code=finding.reason_code,
-                    span=ref.span_of(field_of(ref, finding.field)),
-                    message=f"{ref.key}: {finding.message}",
-                    severity=priority_severity(finding.priority),
-                    key=ref.key,
-                    priority=finding.priority,
-                ),
+        span = ref.span_of(field_of(ref, finding.field))
+        first = placed.get(span)
+        if first is None:
+            placed[span] = Problem(
+                code=finding.reason_code,
+                span=span,
+                message=f"{ref.key}: {finding.message}",
+                severity=priority_severity(finding.priority),
+                key=ref.key,
+                priority=finding.priority,
             )
-        )
-    item = verification.item
+        elif finding.reason_code not in first.message:
+            placed[span] = replace(first, message=_also(first.message, finding.reason_code))
+    found = [(ref.uri, p) for p in placed.values()]
+    item = judgement.item
     if item is None or item.priority == "P3" or not shown(item.priority, min_priority):
-        return placed
+        return found
+    message = f"{ref.key}: {item.message}"
+    for code in item.other_reasons:
+        message = _also(message, code)
     for citation in citations:
-        placed.append(
-            (
-                citation.uri,
-                Problem(
-                    code=item.reason_code,
-                    span=citation.span,
-                    message=f"{ref.key}: {item.message}",
-                    severity=priority_severity(item.priority),
-                    key=ref.key,
-                    priority=item.priority,
-                ),
-            )
-        )
-    return placed
+        found.append((citation.uri, Problem(
+            code=item.reason_code,
+            span=citation.span,
+            message=message,
+            severity=priority_severity(item.priority),
+            key=ref.key,
+            priority=item.priority,
+            on_citation=True,
+        )))
+    return found
+
+
+def _also(message: str, code: str) -> str:
+    """``message`` naming one more reason found at the same place."""
+    if message.endswith(")") and " (also " in message:
+        return message[:-1] + f", {code})"
+    return f"{message} (also {code})"

@@ -28,12 +28,21 @@ SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".citels
 MAX_SCAN_FILES = 2000
 
 
+def read_document(path: Path) -> str:
+    """The text of a document file (UTF-8; undecodable bytes replaced)."""
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
 class Corpus:
     """Open documents (text from the editor) and files on disk, parsed."""
 
-    def __init__(self, settings: Settings | None = None, roots: list[Path] | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, roots: list[Path] | None = None,
+                 *, scan: bool = True) -> None:
         self.settings = settings or Settings()
         self.roots: list[Path] = list(roots or [])
+        self.scan = scan
+        """Whether the workspace folders are searched for files (the editor); the command
+        line knows only the files it was given and the ones they name."""
         self.open: dict[str, Document | None] = {}
         """Open documents by URI (None: open, but not a kind citelsp reads)."""
         self._disk: dict[str, tuple[float, Document | None]] = {}
@@ -77,7 +86,7 @@ class Corpus:
         if cached is not None and cached[0] == mtime:
             return cached[1]
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_document(path)
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
             return None
@@ -107,7 +116,7 @@ class Corpus:
         """URIs of files under the workspace roots with one of ``suffixes`` (scanned once until
         ``invalidate``), plus open documents of that kind."""
         if self._scanned is None:
-            self._scanned = [path_to_uri(p) for p in self._scan()]
+            self._scanned = [path_to_uri(p) for p in self._scan()] if self.scan else []
         found = dict.fromkeys(u for u in self.open if u.lower().endswith(suffixes))
         found.update(dict.fromkeys(u for u in self._scanned if u.lower().endswith(suffixes)))
         return list(found)

@@ -135,6 +135,15 @@ class CitationGraph:
         self._bibs[manuscript.uri] = (self.corpus.generation, found)
         return found
 
+    def named_bibliographies(self, manuscript: Manuscript) -> list[str]:
+        """The URIs of the bibliography files ``manuscript`` names (or the setting names for
+        it); empty when it falls back to the workspace's."""
+        if manuscript.uri not in self._uses:
+            self._link(manuscript)
+        if manuscript.uri in self._fallback:
+            return []
+        return [u for u in self._uses[manuscript.uri] if u != manuscript.uri]
+
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:
         unopened files that find-references read do not make entries duplicates)."""

@@ -3,6 +3,7 @@ protocol-free answers (locations as spans) the server converts."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from citelsp.documents.model import Location, Manuscript
@@ -71,3 +72,11 @@ def rename_locations(workspace: Workspace, key: str) -> list[Location]:
             seen.add((loc.uri, loc.span.start))
             found.append(loc)
     return found
+
+
+def similar_keys(workspace: Workspace, manuscript: Manuscript, key: str) -> list[str]:
+    """Keys of the manuscript's bibliographies a mistyped ``key`` probably meant."""
+    keys = list(workspace.graph.keys(manuscript))
+    folded = {k.casefold(): k for k in keys}
+    close = difflib.get_close_matches(key.casefold(), list(folded), n=3, cutoff=0.75)
+    return [folded[k] for k in close]

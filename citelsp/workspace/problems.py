@@ -24,7 +24,10 @@ def decided_problems(result: ReferenceResult, min_priority: str) -> list[tuple[s
     if decision is not None and decision.decision == "rejected":
         note = f" ({decision.note})" if decision.note else ""
         message = f"{ref.key}: a human rejected this reference{note}"
-        for uri, span in [(ref.uri, ref.key_span)] + [(c.uri, c.span) for c in result.citations]:
+        places = [(ref.uri, ref.key_span, False)] + [(c.uri, c.span, True)
+                                                     for c in result.citations]
+        for uri, span, cited in places:
             placed.append((uri, Problem(code="HUMAN_REJECTED", span=span, message=message,
-                                        severity=Severity.ERROR, key=ref.key, priority="P0")))
+                                        severity=Severity.ERROR, key=ref.key, priority="P0",
+                                        on_citation=cited)))
     return placed

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from citelsp.documents.model import Citation, Problem, Reference
 from citelsp.documents.parse import Document
 from citelsp.resolution.asking import Resolution
+from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.decisions import Decision
 from citelsp.verdict.reduce import summary_outcomes
@@ -32,14 +33,63 @@ class ReferenceResult:
         return None if self.decision_stale else self.decision
 
 
+    def unchecked(self) -> str | None:
+        """Why no source could be asked about this reference (offline, or every source it
+        needed unreachable); None when some source answered or none applies (a manual
+        entry)."""
+        outcomes = self.resolution.outcomes.values()
+        if any(o.status in ("matched", "unmatched") for o in outcomes):
+            return None
+        unreachable = [LABELS.get(o.resolver, o.resolver) for o in outcomes
+                       if o.status == "unreachable"]
+        if unreachable:
+            return "source unreachable: " + ", ".join(unreachable)
+        return "offline" if not self.resolution.complete else None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many references could be checked, and why the others could not."""
+
+    total: int
+    unchecked: dict[str, int]
+    """Cause ("offline", "source unreachable: Crossref, OpenAlex") → how many references."""
+    checkable: int
+    """References some source could be asked about (not manual entries, not empty ones)."""
+
+    @property
+    def checked(self) -> int:
+        return self.checkable - sum(self.unchecked.values())
+
+    def statement(self) -> str | None:
+        """"3 of 12 references could not be checked (offline)", or None."""
+        missing = sum(self.unchecked.values())
+        if not missing:
+            return None
+        causes = "; ".join(self.unchecked)
+        return (f"{missing} of {self.total} reference{'s' if self.total != 1 else ''} could "
+                f"not be checked ({causes})")
+
+
 @dataclass
 class Snapshot:
     documents: dict[str, Document]
     """The documents reported on, by URI (their text places the problems)."""
     problems: list[tuple[str, Problem]]
     results: list[ReferenceResult]
-    errors: list[str] = field(default_factory=list)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def coverage(self) -> Coverage:
+        causes: dict[str, int] = {}
+        checkable = 0
+        for result in self.results:
+            cause = result.unchecked()
+            if cause is not None:
+                causes[cause] = causes.get(cause, 0) + 1
+            if cause is not None or any(o.status != "skipped"
+                                        for o in result.resolution.outcomes.values()):
+                checkable += 1
+        return Coverage(len(self.results), causes, checkable)
 
     def summaries(self) -> list[dict]:
         """Seed-000 summaries: one per (citation_key, ref_slug) pair (DESIGN.md §10)."""

@@ -51,6 +51,10 @@ class Listener:
     def notice(self, message: str) -> None:
         """Something the writer should be told once (network down, a key is missing)."""
 
+    def status(self, message: str) -> None:
+        """The state of verification in a few words ("offline — 7 references not checked");
+        an empty message when there is nothing to say."""
+
 
 class Verifier:
     def __init__(self, listener: Listener | None = None) -> None:
@@ -68,8 +72,8 @@ class Verifier:
         self._total = 0
         self.offline = False
         self._want_lock = asyncio.Lock()
-        self._missed: set[str] = set()
-        """Identities with no cached answer while offline: not probed again until reset."""
+        self._passes: set[asyncio.Task] = set()
+        self._status = ""
         self._wanted: list[Reference] = []
         self._unreachable_streak = 0
         self._told: set[str] = set()
@@ -81,7 +85,7 @@ class Verifier:
         if self.engine is not None and self.engine.settings == settings:
             return
         await self.close()
-        self._missed.clear()
+        self._drop_incomplete()
         self._unreachable_streak = 0
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None
@@ -148,15 +152,14 @@ class Verifier:
         fresh_cached = False
         started = shown = time.monotonic()
         for n, (identity, ref) in enumerate(ordered.items()):
-            if (identity in self.results or identity in self._running
-                    or identity in self._queued or identity in self._missed):
-                continue  # known: answered, running, queued, or (offline) not cached
+            if identity in self.results or identity in self._running or identity in self._queued:
+                continue  # known: answered (offline: not checked), running or queued
             if n % 50 == 0:
                 await asyncio.sleep(0)  # keep handlers responsive on big libraries
                 if self.engine is not engine:
                     return  # reconfigured or shut down meanwhile
-            cached = await engine.cached(ref)
-            if cached is not None:
+            cached = await engine.from_cache(ref)
+            if cached.complete or self.offline:  # offline, an incomplete one says "not checked"
                 self.results[identity] = cached
                 fresh_cached = True
                 now = time.monotonic()
@@ -164,9 +167,6 @@ class Verifier:
                     self.listener.results_arrived()  # show cached verdicts as they come
                     shown = now
                     fresh_cached = False
-                continue
-            if self.offline:
-                self._missed.add(identity)
                 continue
             self._total += 1
             self._queued[identity] = ref
@@ -178,7 +178,18 @@ class Verifier:
         heapq.heapify(self._queue)
         if fresh_cached:
             self.listener.results_arrived(True)  # the cached pass is over: show it now
+        self._say_status(ordered)
         self._start()
+
+    def _say_status(self, wanted: dict[str, Reference]) -> None:
+        """Offline, say how many wanted references could not be checked (once per change)."""
+        unchecked = sum(1 for i in wanted if (r := self.results.get(i)) is not None
+                        and not r.complete)
+        status = (f"offline — {unchecked} reference{'s' if unchecked != 1 else ''} not checked"
+                  if self.offline and unchecked else "")
+        if status != self._status:
+            self._status = status
+            self.listener.status(status)
 
     async def verify_now(self, refs: Iterable[Reference], *, refresh: bool = False) -> None:
         """Resolve every reference and wait (the command line): offline, from cached answers
@@ -192,9 +203,16 @@ class Verifier:
         todo = [(i, r) for i, r in ordered.items() if refresh or i not in self.results]
         if not todo:
             return
-        self.listener.begin(len(todo))
-        resolutions = await engine.resolve_all([r for _, r in todo], refresh=refresh,
-                                               on_done=self.listener.report)
+        if not self.offline and (why := await engine.probe()) is not None:
+            self.offline = True
+            self._tell(f"citelsp: the network is down ({why}) — offline: local checks and "
+                       "cached answers only")
+        if self.offline:
+            resolutions = [await engine.from_cache(r) for _, r in todo]
+        else:
+            self.listener.begin(len(todo))
+            resolutions = await engine.resolve_all([r for _, r in todo], refresh=refresh,
+                                                   on_done=self.listener.report)
         for (identity, _), resolution in zip(todo, resolutions, strict=True):
             self.results[identity] = resolution
             self._watch_key(resolution)
@@ -206,7 +224,6 @@ class Verifier:
             return
         for ref in refs:
             identity = self.identity(ref)
-            self._missed.discard(identity)
             if identity in self._running:
                 self._running[identity].cancel()
             self.results.pop(identity, None)
@@ -218,7 +235,7 @@ class Verifier:
         self.listener.results_arrived()
         self._start()
 
-    def cancel_all(self) -> None:
+    def cancel_all(self, why: str = "Cancelled") -> None:
         self._queue.clear()
         self._queued.clear()
         for task in self._running.values():
@@ -227,19 +244,28 @@ class Verifier:
             worker.cancel()
         self._workers.clear()
         if self._total:
-            self.listener.end(f"Cancelled after {self._done}/{self._total}")
+            self.listener.end(f"{why} after {self._done}/{self._total}")
         self._done = self._total = 0
 
     def go_offline(self) -> None:
-        """Stop going to the network (it is down); cached verdicts still show."""
+        """Stop going to the network (it is down): what was queued is answered from the cache
+        and shown as not checked where the cache has nothing."""
         self.offline = True
-        self.cancel_all()
+        self.cancel_all("Offline: no source reachable")
+        if self._wanted:
+            task = asyncio.get_running_loop().create_task(self.want(self._wanted))
+            self._passes.add(task)
+            task.add_done_callback(self._passes.discard)
 
     def back_online(self) -> None:
+        """Go to the network again (re-verify): references not checked offline are looked up."""
         if self.engine is not None and not self.engine.settings.offline:
             self.offline = False
-            self._missed.clear()
+            self._drop_incomplete()
             self._unreachable_streak = 0
+
+    def _drop_incomplete(self) -> None:
+        self.results = {i: r for i, r in self.results.items() if r.complete}
 
     def _watch(self, resolution: Resolution) -> None:
         """After a live result: say once when OpenAlex wants a key, and stop going to the
@@ -270,7 +296,6 @@ class Verifier:
     def forget(self) -> None:
         """Drop every remembered answer (after the cache is cleared)."""
         self.results.clear()
-        self._missed.clear()
 
     # -- workers ---------------------------------------------------------------------------
 

@@ -20,24 +20,29 @@ from citelsp.documents.parse import Document
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.resolution.identity import identity_of
-from citelsp.uris import path_to_uri
+from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.verdict.judge import judge
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import severity_priority
-from citelsp.workspace.corpus import Corpus
+from citelsp.workspace.corpus import Corpus, read_document
+from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
 from citelsp.workspace.local_checks import LocalChecks
 from citelsp.workspace.problems import decided_problems
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
+from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
+from citelsp.workspace.suppressions import Suppressions, suppressions
 from citelsp.workspace.verification import Listener, Verifier
 
 
 class Workspace:
     def __init__(self, settings: Settings | None = None, roots: Sequence[Path] = (),
-                 listener: Listener | None = None) -> None:
-        self.corpus = Corpus(settings, list(roots))
+                 listener: Listener | None = None, *, scan: bool = True) -> None:
+        """``scan``: a manuscript that names no bibliography uses every one in the workspace
+        folders (the editor); without it, only the bibliographies given (the command line)."""
+        self.corpus = Corpus(settings, list(roots), scan=scan)
         self.graph = CitationGraph(self.corpus)
         self.checks = LocalChecks(self.graph)
         self.verifier = Verifier(listener)
@@ -46,6 +51,7 @@ class Workspace:
         self.focus: tuple[str, int] | None = None
         """Where the writer last worked (uri, offset): references cited nearby go first."""
         self._local: dict[str, tuple[int, list[Problem]]] = {}
+        self._suppressions: dict[str, tuple[str, Suppressions]] = {}
         self._judged: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
             weakref.WeakKeyDictionary())
 
@@ -53,18 +59,50 @@ class Workspace:
     def for_paths(cls, paths: Sequence[Path], settings: Settings,
                   listener: Listener | None = None) -> tuple[Workspace, list[str]]:
         """A workspace of the given files (as if open in an editor), rooted at their common
-        folder; also the messages for files that could not be read."""
-        workspace = cls(settings, [_common_root(paths)], listener)
+        folder, that uses only the bibliographies the manuscripts name or the settings give;
+        also a message for every file that could not be used."""
+        workspace = cls(settings, [_common_root(paths)], listener, scan=False)
         errors: list[str] = []
         for path in paths:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                errors.append(f"{path}: cannot read ({exc.strerror or exc})")
-                continue
-            if workspace.open(path_to_uri(path), text) is None:
-                errors.append(f"{path}: not a manuscript or a CSL/BibTeX bibliography")
+            problem = workspace._open_path(path)
+            if problem is not None:
+                errors.append(f"{path}: {problem}")
+        for doc in workspace.corpus.open_documents():
+            if isinstance(doc, Manuscript):
+                errors += workspace._bibliography_errors(doc)
         return workspace, errors
+
+    def _bibliography_errors(self, manuscript: Manuscript) -> list[str]:
+        """Why a manuscript given on the command line has no bibliography to check against."""
+        where = uri_to_path(manuscript.uri)
+        missing = [uri_to_path(u) for u in self.graph.named_bibliographies(manuscript)
+                   if not isinstance(self.corpus.get(u), Bibliography)]
+        if missing:
+            return [f"{where}: its bibliography {path} cannot be read" for path in missing]
+        if manuscript.citations and manuscript.inline is None and not [
+                b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
+            return [f"{where}: no bibliography found: name one in its front matter "
+                    "(bibliography:) or with \\bibliography{}, or pass --bib FILE"]
+        return []
+
+    def _open_path(self, path: Path) -> str | None:
+        """Open one file given by path; why it cannot be used, if it cannot."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return f"cannot read ({exc.strerror or exc})"
+        if not data.strip():
+            return "empty file"
+        if b"\0" in data[:8192]:
+            return "a binary file, not a manuscript or bibliography"
+        text = read_document(path)
+        doc = self.open(path_to_uri(path), text)
+        if doc is None:
+            return "not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, CSL-JSON)"
+        if isinstance(doc, Bibliography) and not doc.references and not doc.problems:
+            kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
+            return f"no {kind} found: not a bibliography"
+        return None
 
     # -- settings and roots ----------------------------------------------------------------
 
@@ -110,6 +148,7 @@ class Workspace:
             self.graph.remove(uri)
         self.checks.forget(uri)
         self._local.pop(uri, None)
+        self._suppressions.pop(uri, None)
 
     def files_changed(self, uris: Iterable[str] | None = None) -> None:
         """Files changed on disk (None: any may have)."""
@@ -196,6 +235,18 @@ class Workspace:
             result = self.result(ref, citations)
             if result is not None:
                 found += [p for u, p in decided_problems(result, minimum) if u == uri]
+        ignored = self.settings.ignore
+        hidden = self._suppressed(doc)
+        if ignored or hidden is not NO_SUPPRESSIONS:
+            found = [p for p in found if p.code not in ignored and not hidden.hides(p)]
+        return found
+
+    def _suppressed(self, doc: Document) -> Suppressions:
+        memo = self._suppressions.get(doc.uri)
+        if memo is not None and memo[0] is doc.text:
+            return memo[1]
+        found = suppressions(doc)
+        self._suppressions[doc.uri] = (doc.text, found)
         return found
 
     def _shown_on(self, doc: Document) -> list[tuple[Reference, list[Citation]]]:
@@ -249,6 +300,7 @@ class Workspace:
 
     async def verify_now(self, *, refresh: bool = False) -> None:
         """Resolve every wanted reference and wait (the command line)."""
+        await self.verifier.configure(self.settings)
         await self.verifier.verify_now(self.wanted(), refresh=refresh)
 
     def references(self, keys: set[str] | None = None) -> list[Reference]:
@@ -287,13 +339,30 @@ class Workspace:
             self.verifier.engine.clear_cache()
         self.verifier.forget()
 
+    async def new_entry(self, manuscript_uri: str, key: str, identifier: str) -> NewEntry:
+        """An entry for ``key`` built from what a DOI or arXiv id names, for the manuscript's
+        first bibliography file; ``ValueError`` says why there is none."""
+        doc = self.corpus.get(manuscript_uri)
+        if not isinstance(doc, Manuscript):
+            raise ValueError("entries are created from a citation in a manuscript")
+        bibs = [b for b in self.graph.bibliographies(doc) if b.uri != doc.uri]
+        if not bibs:
+            raise ValueError("this manuscript has no bibliography file to add the entry to")
+        engine = self.verifier.engine
+        if engine is None:
+            raise ValueError("looking works up is switched off (citelsp.verify)")
+        record = await engine.record_for(identifier.strip())
+        if isinstance(record, str):
+            raise ValueError(record)
+        return new_entry(bibs[0], key, record)
+
     def record(self, decision: Decision) -> None:
         """Store a human decision (raises ``PermanentRejection`` over a rejection)."""
         self.decisions.record(decision)
 
     # -- reports ---------------------------------------------------------------------------
 
-    def snapshot(self, errors: Sequence[str] = ()) -> Snapshot:
+    def snapshot(self) -> Snapshot:
         """Every open document and the bibliographies its manuscripts use, their problems,
         and every checked reference, as the reports render them."""
         documents: dict[str, Document] = {}
@@ -313,7 +382,7 @@ class Workspace:
                     documents.setdefault(ref.uri, home)
         ordered = sorted(results.values(), key=lambda r: (r.reference.uri,
                                                           r.reference.span.start))
-        return Snapshot(documents, problems, ordered, list(errors))
+        return Snapshot(documents, problems, ordered)
 
 
 def _common_root(paths: Sequence[Path]) -> Path:

@@ -1,0 +1,76 @@
+"""Hover text in the markup the client asked for: Markdown, or plain text.
+
+Every string that came from a document or an API goes through ``text`` (Markdown-inert, no
+stray escapes, or printable plain text); links are written only for allowlisted https URLs,
+so data can never smuggle a link, image, HTML or ``command:`` URI into a hover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from lsprotocol import types
+
+from citelsp.reports.safe import markdown_text, printable
+from citelsp.verdict.checklist import HUMAN_LINK_HOSTS
+
+
+@dataclass(frozen=True)
+class Markup:
+    markdown: bool = True
+
+    @classmethod
+    def for_client(cls, capabilities: types.ClientCapabilities) -> Markup:
+        """Markdown unless the client prefers plain text for hovers."""
+        hover = capabilities.text_document and capabilities.text_document.hover
+        formats = (hover and hover.content_format) or [types.MarkupKind.Markdown]
+        return cls(markdown=formats[0] == types.MarkupKind.Markdown)
+
+    @property
+    def kind(self) -> types.MarkupKind:
+        return types.MarkupKind.Markdown if self.markdown else types.MarkupKind.PlainText
+
+    @property
+    def line_break(self) -> str:
+        return "  \n" if self.markdown else "\n"
+
+    @property
+    def rule(self) -> str:
+        return "\n\n---\n\n" if self.markdown else "\n\n"
+
+    def text(self, value: object) -> str:
+        return markdown_text(str(value)) if self.markdown else " ".join(
+            printable(str(value)).split())
+
+    def bold(self, rendered: str) -> str:
+        return f"**{rendered}**" if self.markdown else rendered
+
+    def italic(self, rendered: str) -> str:
+        return f"*{rendered}*" if self.markdown else rendered
+
+    def code(self, value: str) -> str:
+        value = " ".join(printable(value).split())
+        return f"`{value.replace('`', chr(39))}`" if self.markdown else value
+
+    def link(self, url: str | None, label: str) -> str:
+        """A link only for https URLs on the allowed hosts; otherwise the label alone."""
+        if not url or not _allowed(url):
+            return self.text(label)
+        if not self.markdown:
+            return f"{self.text(label)} <{url}>"
+        target = url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+        return f"[{self.text(label)}]({target})"
+
+    def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
+        """Rows of already rendered cells: a Markdown table, or one line per row."""
+        if self.markdown:
+            return [f"| {' | '.join(header)} |", "|" + "---|" * len(header),
+                    *[f"| {' | '.join(cells)} |" for cells in rows]]
+        return [" · ".join(c for c in cells if c) for cells in rows]
+
+
+def _allowed(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme == "https" and parts.hostname in HUMAN_LINK_HOSTS \
+        and not parts.username
