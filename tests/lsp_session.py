@@ -16,14 +16,15 @@ from pytest_lsp.client import make_test_lsp_client
 
 @asynccontextmanager
 async def lsp_session(root: Path, env: dict[str, str], *, options: dict | None = None,
-                      client: str = "visual_studio_code"):
+                      client: str = "visual_studio_code",
+                      capabilities: types.ClientCapabilities | None = None):
     """A started and initialized client; the server is shut down afterwards."""
     lsp: LanguageClient = make_test_lsp_client()
     server_env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
     server_env.update(env)
     await lsp.start_io(sys.executable, "-m", "citelsp", env=server_env)
     await lsp.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(client),
+        capabilities=capabilities or client_capabilities(client),
         root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
         initialization_options={"citelsp": options or {}},

@@ -1,0 +1,214 @@
+"""The command line behaves like a good linter: help that explains, inputs found or refused
+with a clear message, coverage stated, exit codes that mean something, filters and colour.
+
+Runs the real ``citelsp`` in a subprocess; every base URL points at the loopback API server
+(DESIGN.md §11), and the no-network cases at a closed loopback port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.apiserver import ApiServer
+from tests.test_check_e2e import ROOT, run_cli, start_server
+
+FAKE = """@article{fake,
+  title = {A study of things that never were},
+  author = {Nobody, Ann},
+  year = {2020},
+  journal = {Journal of Nothing},
+  doi = {10.1371/notarealdoi},
+}
+"""
+PAPER = """---
+bibliography: refs.bib
+---
+Here [@fake] and [@fake] again, and [@fakee] with a typo.
+"""
+
+
+@pytest.fixture(scope="module")
+def api() -> ApiServer:
+    server = start_server()
+    yield server
+    server.stop()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def offline_env() -> dict[str, str]:
+    """Every source on a loopback port nothing listens on: the network is 'down'."""
+    base = f"http://127.0.0.1:{closed_port()}"
+    names = ("CROSSREF", "OPENALEX", "SEMANTIC_SCHOLAR", "ARXIV", "DOI_REGISTRY", "HANDLE",
+             "DATACITE", "EUTILS")
+    return {f"CITELSP_{n}_BASE_URL": f"{base}/{n.lower()}" for n in names}
+
+
+def citelsp(*args: str, cwd: Path, env: dict[str, str] | None = None,
+            stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
+    full.update({"PYTHONPATH": str(ROOT), "CITELSP_CACHE_DIR": str(cwd / ".cache")})
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "citelsp", *args], cwd=cwd, env=full,
+                          stdin=stdin, capture_output=True, text=True, timeout=120)
+
+
+def write(folder: Path, **files: str) -> Path:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_help_names_the_formats_exit_codes_and_examples(tmp_path):
+    done = citelsp("check", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for text in ("PATH", "sarif", "markdown", "exit status:", "3  no reference could be",
+                 "examples:", "--ignore", "--color", "--quiet", "--locations"):
+        assert text in done.stdout, text
+    decide = citelsp("decide", "--help", cwd=tmp_path).stdout
+    assert "--clear" in decide and "permanent" in decide
+
+
+def test_a_bare_citelsp_on_a_terminal_prints_help_instead_of_waiting(tmp_path):
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = citelsp(cwd=tmp_path, stdin=follower)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0
+    assert "citelsp check PATH" in done.stdout
+
+
+def test_offline_says_so_fast_and_exits_three(tmp_path):
+    write(tmp_path, **{"refs.bib": FAKE, "paper.md": PAPER.replace(" [@fakee]", "")})
+    done = citelsp("check", "paper.md", cwd=tmp_path, env=offline_env())
+    assert done.returncode == 3, done.stderr
+    assert "the network is down" in done.stderr
+    assert "1 of 1 reference could not be checked (offline)" in done.stdout
+    assert "P2 UNREACHABLE fake" in done.stdout and "offline, and no cached answer" in done.stdout
+    never = citelsp("check", "paper.md", "--fail-on", "never", cwd=tmp_path, env=offline_env())
+    assert never.returncode == 0
+
+
+def test_one_line_per_item_at_the_entry_with_its_citations(api, tmp_path):
+    write(tmp_path, **{"refs.bib": FAKE, "paper.md": PAPER})
+    done = run_cli(api, "check", "paper.md", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    refuted = [line for line in lines if " DOI_REFUTED " in line]
+    assert len(refuted) == 1 and refuted[0].startswith("refs.bib:6:")
+    assert "[cited at paper.md:4:8, paper.md:4:20]" in refuted[0]
+    assert lines[-1].startswith("1 reference: 0 verified, 1 refuted, 0 unresolvable; "
+                                "findings: ")
+    every = run_cli(api, "check", "paper.md", "--locations", "all",
+                    cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert sum(" DOI_REFUTED " in line for line in every.stdout.splitlines()) == 3
+
+
+def test_inputs_directories_globs_and_bad_files(api, tmp_path):
+    write(tmp_path, **{"paper/refs.bib": FAKE, "paper/paper.md": PAPER,
+                       "chapters/one.md": "No citations.\n", "empty.bib": "",
+                       "binary.bib": "", "notes.bib": "just some words\n"})
+    (tmp_path / "binary.bib").write_bytes(b"\x00\x01\x02@article")
+    done = run_cli(api, "check", "paper/", "chapters/*.md", "--fail-on", "never",
+                   cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "DOI_REFUTED" in done.stdout and "paper/refs.bib" in done.stdout
+    bad = run_cli(api, "check", "paper/paper.md", "empty.bib", "binary.bib", "notes.bib",
+                  "missing.md", "nothing/*.tex", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert bad.returncode == 2
+    for message in ("empty.bib: empty file", "binary.bib: a binary file",
+                    "notes.bib: no BibTeX entries found", "missing.md: no such file",
+                    "nothing/*.tex: no file matches"):
+        assert message in bad.stderr, message
+    assert "DOI_REFUTED" in bad.stdout, "the other inputs are still checked"
+
+
+def test_a_manuscript_without_a_bibliography_is_told_so(api, tmp_path):
+    write(tmp_path, **{"paper.md": "See [@fake].\n", "refs.bib": FAKE,
+                       "elsewhere.md": "---\nbibliography: gone.bib\n---\n[@fake]\n"})
+    done = run_cli(api, "check", "paper.md", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no bibliography found" in done.stderr and "--bib" in done.stderr
+    assert "DANGLING_CITATION" in done.stdout, "refs.bib beside it is not used unasked"
+    given = run_cli(api, "check", "paper.md", "--bib", "refs.bib",
+                    cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert "DOI_REFUTED" in given.stdout
+    gone = run_cli(api, "check", "elsewhere.md", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert "gone.bib cannot be read" in gone.stderr
+
+
+def test_ignore_rules_and_comments(api, tmp_path):
+    bib = FAKE + "@book{orphan, title = {Never cited}}\n"
+    write(tmp_path, **{"refs.bib": bib, "paper.md": PAPER})
+    base = run_cli(api, "check", "paper.md", "refs.bib", "--fail-on", "never",
+                   cache_dir=tmp_path / "c", cwd=tmp_path).stdout
+    assert "ORPHAN_REFERENCE" in base and "DANGLING_CITATION" in base
+    ignored = run_cli(api, "check", "paper.md", "refs.bib", "--ignore",
+                      "ORPHAN_REFERENCE,dangling_citation", "--fail-on", "never",
+                      cache_dir=tmp_path / "c", cwd=tmp_path).stdout
+    assert "ORPHAN_REFERENCE" not in ignored and "DANGLING_CITATION" not in ignored
+    write(tmp_path, **{"refs.bib": "% citelsp: ignore ORPHAN_REFERENCE\n" + bib.replace(
+        "@book", "@book"), "paper.md": PAPER.replace(
+        "[@fakee] with a typo.", "[@fakee] with a typo. <!-- citelsp: ignore -->")})
+    commented = run_cli(api, "check", "paper.md", "refs.bib", "--fail-on", "never",
+                        cache_dir=tmp_path / "c", cwd=tmp_path).stdout
+    assert "DANGLING_CITATION" not in commented
+    assert "ORPHAN_REFERENCE fake" not in commented, "the comment covers the entry below it"
+    assert "ORPHAN_REFERENCE orphan" in commented, "but not the next one"
+
+
+def test_colour_on_request_never_with_no_color(api, tmp_path):
+    write(tmp_path, **{"refs.bib": FAKE})
+    always = run_cli(api, "check", "refs.bib", "--color", "always",
+                     cache_dir=tmp_path / "c", cwd=tmp_path).stdout
+    assert "\x1b[1;31mP0 DOI_REFUTED\x1b[0m" in always
+    auto = run_cli(api, "check", "refs.bib", cache_dir=tmp_path / "c", cwd=tmp_path,
+                   env={"NO_COLOR": "1"}).stdout
+    assert "\x1b[" not in auto
+
+
+def test_quiet_prints_the_report_only(api, tmp_path):
+    write(tmp_path, **{"refs.bib": FAKE})
+    done = run_cli(api, "check", "refs.bib", "--format", "json", "--quiet",
+                   cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.stderr == ""
+    json.loads(done.stdout)
+    loud = run_cli(api, "check", "refs.bib", "--format", "json",
+                   cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert "1 reference: 0 verified, 1 refuted" in loud.stderr
+
+
+def test_keys_and_fields_cannot_drive_the_terminal(api, tmp_path):
+    write(tmp_path, **{"refs.bib": "@article{evil\x1b[2J,\n  title = {Bell\x07 and NUL},\n}\n"})
+    done = run_cli(api, "check", "refs.bib", "--fail-on", "never",
+                   cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert "\x1b[2J" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[2J" in done.stdout
+
+
+def test_a_decision_can_be_cleared(tmp_path):
+    write(tmp_path, **{"refs.bib": FAKE})
+    assert citelsp("decide", "fake", "--rejected", "--note", "made up", cwd=tmp_path
+                   ).returncode == 0
+    again = citelsp("decide", "fake", "--verified", cwd=tmp_path)
+    assert again.returncode == 1 and "permanent" in again.stderr
+    cleared = citelsp("decide", "fake", "--clear", cwd=tmp_path)
+    assert cleared.returncode == 0 and "cleared: 1 decision for fake" in cleared.stdout
+    assert citelsp("decide", "fake", "--verified", cwd=tmp_path).returncode == 0

@@ -1,0 +1,166 @@
+"""What the editor shows is one clear finding per place, in the client's markup: hovers
+without stray escapes (plain text where asked), one card per reference a key names, code
+actions listed once, help for a dangling key, and protocol errors answered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
+
+from tests.lsp_session import codes, lsp_session, open_file, wait_until
+from tests.test_lsp_verify import (  # noqa: F401  (fixtures)
+    FAKE_DOI,
+    REAL_DOI,
+    api,
+    code_actions,
+    env,
+    hover_at,
+    position_of,
+    run,
+    verified,
+)
+
+BIB = f"""@article{{twice,
+  title   = {{Augmenting large language models with chemistry tools}},
+  author  = {{Bran, Andres M. and Cox, Sam and Schilter, Oliver and Baldassari, Carlo
+             and White, Andrew D. and Schwaller, Philippe}},
+  journal = {{Nature Machine Intelligence}},
+  year    = {{2024}},
+  doi     = {{{REAL_DOI}}},
+}}
+
+@article{{twice,
+  title   = {{A Unified Benchmark of Hallucinated Citations}},
+  author  = {{Smith, Jane}},
+  journal = {{Journal of Imaginary Results}},
+  year    = {{2023}},
+  doi     = {{{FAKE_DOI}}},
+}}
+
+@article{{smith_2023,
+  title   = {{Field_names and vol. 5 (with parentheses)}},
+  author  = {{O'Brien, Pat}},
+  year    = {{2023}},
+}}
+"""
+PAPER = """---
+bibliography: refs.bib
+---
+Both [@twice], a typo [@smith_2032], and an identifier [@10.1038/s42256-024-00832-8].
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "refs.bib").write_text(BIB, encoding="utf-8")
+    (root / "paper.md").write_text(PAPER, encoding="utf-8")
+    return root
+
+
+def plain_text_client() -> types.ClientCapabilities:
+    caps = client_capabilities("neovim")
+    hover = types.HoverClientCapabilities(content_format=[types.MarkupKind.PlainText])
+    return attrs.evolve(caps, text_document=attrs.evolve(caps.text_document, hover=hover),
+                        experimental={"citelspPromptsForIdentifier": True})
+
+
+async def test_hover_text_has_no_stray_escapes(workspace, env):  # noqa: F811
+    async with lsp_session(workspace, env, client="neovim") as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        card = await hover_at(lsp, bib, position_of(workspace / "refs.bib", "smith_2023"))
+        assert "smith_2023" in card and "Field_names and vol. 5 (with parentheses)" in card
+        assert "O'Brien" in card and "\\" not in card
+
+
+async def test_plain_text_hover_for_a_client_that_asks_for_it(workspace, env):  # noqa: F811
+    async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:
+        md = open_file(lsp, workspace / "paper.md", "markdown")
+        await wait_until(lsp, verified(md, "twice"))
+        result = await lsp.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=md),
+            position=position_of(workspace / "paper.md", "@twice")))
+        assert result.contents.kind == types.MarkupKind.PlainText
+        text = result.contents.value
+        assert "**" not in text and "|---|" not in text and "\\" not in text
+        assert "found — the work exists as cited" in text
+        assert "refuted — identifier evidence" in text, "both entries of a duplicated key"
+
+
+async def test_a_duplicated_key_lists_each_action_once(workspace, env):  # noqa: F811
+    async with lsp_session(workspace, env) as lsp:
+        md = open_file(lsp, workspace / "paper.md", "markdown")
+        await wait_until(lsp, verified(md, "twice"))
+        found = await code_actions(lsp, md, position_of(workspace / "paper.md", "@twice"))
+        titles = [a.title for a in found]
+        assert len(titles) == len(set(titles)) and titles
+
+
+async def test_one_diagnostic_per_reference_and_place(workspace, env):  # noqa: F811
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        md = open_file(lsp, workspace / "paper.md", "markdown")
+        await wait_until(lsp, verified(bib, "twice"))
+        await wait_until(lsp, verified(md, "twice"))
+        for uri in (bib, md):
+            places = [(d.range.start.line, d.range.start.character, d.message.split(":")[0])
+                      for d in lsp.diagnostics[uri] if d.code != "DUPLICATE_KEY"]
+            assert len(places) == len(set(places)), lsp.diagnostics[uri]
+
+
+async def test_a_dangling_key_offers_the_near_key_and_an_entry_from_its_doi(
+        workspace, env):  # noqa: F811
+    paper = workspace / "paper.md"
+    async with lsp_session(workspace, env) as lsp:
+        applied: list[types.WorkspaceEdit] = []
+
+        @lsp.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams):
+            applied.append(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
+        typo = await code_actions(lsp, md, position_of(paper, "@smith_2032"))
+        meant = [a for a in typo if a.title == "Did you mean 'smith_2023'?"]
+        assert meant and meant[0].edit.changes[md][0].new_text == "smith_2023"
+        assert not any("Create an entry" in a.title for a in typo), \
+            "no prompt without a plugin that asks"
+
+        by_doi = await code_actions(lsp, md, position_of(paper, "@10.1038"))
+        create = [a for a in by_doi if a.title.startswith("Create an entry")]
+        assert create, [a.title for a in by_doi]
+        result = await run(lsp, create[0])
+        assert result["applied"] and applied
+        text = applied[0].changes[(workspace / "refs.bib").as_uri()][0].new_text
+        assert "@article{10.1038/s42256-024-00832-8," in text
+        assert "title = {Augmenting large language models with chemistry tools}" in text
+        assert f"doi = {{{REAL_DOI}}}" in text
+
+
+async def test_a_plugin_that_prompts_is_offered_create_entry_for_any_key(workspace, env):  # noqa: F811
+    paper = workspace / "paper.md"
+    async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
+        found = await code_actions(lsp, md, position_of(paper, "@smith_2032"))
+        create = [a for a in found if a.title.startswith("Create an entry")]
+        assert create and list(create[0].arguments) == [md, "smith_2032"]
+        with pytest.raises(JsonRpcException, match="DOI_OR_ARXIV_ID"):
+            await run(lsp, create[0])
+
+
+async def test_settings_rules_switch_codes_off(workspace, env):  # noqa: F811
+    async with lsp_session(workspace, env,
+                           options={"rules": {"DANGLING_CITATION": False}}) as lsp:
+        md = open_file(lsp, workspace / "paper.md", "markdown")
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, lambda c: "DUPLICATE_KEY" in codes(c, bib))
+        await wait_until(lsp, lambda c: md in c.diagnostics)
+        assert "DANGLING_CITATION" not in codes(lsp, md)
