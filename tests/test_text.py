@@ -17,6 +17,7 @@ from citelsp.documents.text import (
     normalize_cn_title,
     normalize_title,
     normalize_title_acronym,
+    plain_title,
     title_similarity,
     titles_equal,
 )
@@ -215,3 +216,43 @@ def test_cheap_title_key_agrees_with_markup_cleaning(rich):
 
 def test_cheap_title_key_separates_different_titles():
     assert cheap_title_key("Deep learning") != cheap_title_key("Deep earning")
+
+
+PARITY = [
+    ("Don\\&apos;t Stop Pretraining", "Don&#39;t Stop Pretraining"),
+    ("Don&amp;apos;t Stop Pretraining", "Don't Stop Pretraining"),
+    ("Don&#x27;t Stop Pretraining", "Don\u2019t Stop Pretraining"),
+    ("Don\u02bct Stop Pretraining", "Don't Stop Pretraining"),
+    ("Q&amp;amp;A over Tables", "Q&A over Tables"),
+    ("Q\\&A over {T}ables", "Q&amp;A over Tables"),
+    ("$x$ &amp; $y$ Matter", "x & y Matter"),
+    ("The <i>E. coli</i> Genome", "The E. coli Genome"),
+    ("&lt;em&gt;Lavandula&lt;/em&gt; Genotypes", "Lavandula Genotypes"),
+    ('Efficient <mml:math xmlns:mml="x"><mml:mi>k</mml:mi></mml:math>-means', "Efficient k-means"),
+    ("$\\mathcal{O}(n)$ Sorting", "$\\mathcal{O}(n)$ Sorting"),
+    ("Schro\u0308dinger Bridges", "Schrödinger Bridges"),
+    ("\ufb01ne-Tuning at Scale", "Fine-Tuning at Scale"),
+    ("\uff21\uff29 Safety", "AI Safety"),
+    ("Learning\u2010to\u2010Rank", "Learning-to-Rank"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), PARITY)
+def test_titles_are_cleaned_alike_on_both_sides(a, b):
+    """DESIGN.md §4: one cleaning for the cited title and every record title."""
+    assert titles_equal(a, b) and titles_equal(b, a)
+    assert normalize_title(a) == normalize_title(b)
+    assert cheap_title_key(a) == cheap_title_key(b)
+
+
+def test_cleaning_keeps_what_is_not_markup():
+    assert plain_title("AT&T Labs &c. R&D") == "AT&T Labs &c. R&D"
+    assert plain_title("Predicting the <mask> token") == "Predicting the <mask> token"
+    assert plain_title("When x<y and z>w") == "When x<y and z>w"
+    assert not titles_equal("Learning to rank", "Learning to rant")
+    assert not titles_equal("The <i>E. coli</i> Genome", "The E. coli Proteome")
+
+
+def test_han_titles_are_cleaned_of_markup_but_not_folded():
+    assert cn_titles_equal("&lt;b&gt;深度学习&lt;/b&gt;综述", "深度学习综述")
+    assert not cn_titles_equal("\uff21\uff29安全", "ＡＩ安全研究")

@@ -7,7 +7,12 @@ import pytest
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.model import Person
-from citelsp.documents.works import parse_bibtex_name, parse_bibtex_names, work_of
+from citelsp.documents.works import (
+    graded_as_paper,
+    parse_bibtex_name,
+    parse_bibtex_names,
+    work_of,
+)
 
 
 def bib_work(body):
@@ -184,3 +189,88 @@ def test_csl_yaml_work_with_string_date():
     text = "---\nreferences:\n- id: a\n  type: book\n  title: T\n  issued: 2020-05-01\n---\n"
     (ref,) = parse_csl_yaml("file:///p.md", text, 4, text.rindex("---")).references
     assert work_of(ref).year == 2020 and work_of(ref).title == "T"
+
+
+def misc_work(body, kind="misc"):
+    (ref,) = parse_bibtex("file:///w.bib", f"@{kind}{{k,\n{body}\n}}\n").references
+    return ref.entry_type, work_of(ref)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  howpublished = {arXiv preprint arXiv:2101.00001}",
+        "  note = {bioRxiv preprint}",
+        "  journal = {CoRR}",
+        "  eprint = {2101.00001}",
+        "  eprint = {hep-th/9901001}",
+        "  url = {https://arxiv.org/abs/2101.00001}",
+        "  url = {\\url{https://www.biorxiv.org/content/10.1101/2020.01.01.900001v1}}",
+        "  doi = {10.48550/arXiv.2101.00001}",
+        "  doi = {10.2139/ssrn.3312874}",
+        "  publisher = {arXiv}",
+    ],
+)
+def test_a_misc_entry_that_names_a_preprint_server_is_a_paper(body):
+    kind, work = misc_work(f"  title = {{A Preprint}},\n{body}")
+    assert work.names_preprint
+    assert graded_as_paper(kind, work)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  howpublished = {Proceedings of the 2024 Workshop on Things}",
+        "  note = {In Proc. of ICML}",
+    ],
+)
+def test_a_misc_entry_that_names_proceedings_is_a_paper(body):
+    kind, work = misc_work(f"  title = {{A Paper}},\n{body}")
+    assert work.names_proceedings and not work.names_preprint
+    assert graded_as_paper(kind, work)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  howpublished = {\\url{https://pytorch.org/docs/stable/index.html}}",
+        "  url = {https://neurips.cc/Conferences/2023/CallForPapers}",
+        "  url = {https://huggingface.co/datasets/red1xe/code_instructions}",
+        "  note = {Accessed 2024-05-01}",
+        "  doi = {10.1101/gr.279093.124}",  # Genome Research, a journal sharing bioRxiv's prefix
+    ],
+)
+def test_a_web_page_stays_a_web_page(body):
+    kind, work = misc_work(f"  title = {{A Page}},\n{body}")
+    assert not (work.names_preprint or work.names_proceedings)
+    assert not graded_as_paper(kind, work)
+
+
+def test_paper_types_are_papers_and_books_stay_books():
+    assert graded_as_paper(*misc_work("  title = {T}", kind="article"))
+    assert graded_as_paper(*misc_work("  title = {T}", kind="inproceedings"))
+    assert not graded_as_paper(*misc_work("  title = {T}, eprint = {2101.00001}", kind="book"))
+
+
+@pytest.mark.parametrize(
+    "authors",
+    ["Ann Smith and others", "Smith, Ann and et al.", "Ann Smith et al.", "Smith, Ann and Others"],
+)
+def test_et_al_in_any_spelling(authors):
+    work = bib_work(f"  title = {{T}},\n  author = {{{authors}}}")
+    assert work.has_et_al
+    assert work.authors == (Person("Smith", "Ann"),)
+
+
+def test_csl_others_is_et_al():
+    work = csl_work({"title": "T", "author": [{"family": "Smith", "given": "Ann"},
+                                              {"literal": "others"}]})
+    assert work.has_et_al and work.authors == (Person("Smith", "Ann"),)
+    assert not csl_work({"title": "T", "author": [{"family": "Smith"}]}).has_et_al
+
+
+def test_titles_are_cleaned_of_entities_and_markup_in_both_formats():
+    assert bib_work("  title = {Don\\&apos;t Stop: Q&amp;A <i>in vivo</i>}").title == (
+        "Don't Stop: Q&A in vivo")
+    assert csl_work({"title": "Don&amp;apos;t Stop: <i>in vivo</i>"}).title == (
+        "Don't Stop: in vivo")

@@ -19,7 +19,7 @@ _WS = re.compile(r"\s+")
 _LATEX_TRIGGERS = frozenset("\\{}~$")
 _BRACES = re.compile(r"[{}]")
 _ESCAPED_CHAR = re.compile(r"\\([&%$#_{}~^])")
-_BARE_PERCENT = re.compile(r"(?<!\\)%")
+_BARE_SPECIAL = re.compile(r"(?<!\\)[%&]")
 _SIMPLE_ESCAPE = re.compile(r"\\[&%#_]")
 
 
@@ -58,8 +58,9 @@ def latex_decode(s: str) -> str:
         plain = _BRACES.sub("", _SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s))
         return collapse_whitespace(_dashes(plain.replace("~", " ")))
     try:
-        # A bare "%" in a field is a percent sign to its author, not a LaTeX comment.
-        decoded = _latex_converter().latex_to_text(_BARE_PERCENT.sub(r"\\%", s))
+        # A bare "%" or "&" in a field is a percent sign or an ampersand (or an HTML entity's
+        # start) to its author, not a LaTeX comment or alignment tab.
+        decoded = _latex_converter().latex_to_text(_BARE_SPECIAL.sub(r"\\\g<0>", s))
     except Exception:  # pylatexenc is tolerant, but a decoder must never break a parse
         decoded = _dashes(_BRACES.sub("", _ESCAPED_CHAR.sub(r"\1", s)))
     return collapse_whitespace(decoded.replace("\xa0", " "))
@@ -96,10 +97,12 @@ GENERIC_TITLES: frozenset[str] = frozenset(t.strip() for t in _GENERIC_TITLE_LIS
 
 @lru_cache(maxsize=65536)
 def normalize_title(s: str) -> str:
-    """Base normalization: lowercase, punctuation to space, whitespace collapsed.
+    """Base normalization of ``comparable_title(s)``: lowercase, punctuation to space,
+    whitespace collapsed. Every title comparison goes through here, so the cited title and
+    the record titles are always cleaned alike, however each was stored.
 
     Memoized: matching compares one cited title with many candidates and variants."""
-    return collapse_whitespace(_PUNCTUATION.sub(" ", s.lower()))
+    return collapse_whitespace(_PUNCTUATION.sub(" ", comparable_title(s).lower()))
 
 
 @lru_cache(maxsize=65536)
@@ -107,6 +110,7 @@ def normalize_title_acronym(s: str) -> str:
     """Base normalization after collapsing dotted acronym runs (``R.A.G.`` → ``rag``)."""
     if "." not in s:
         return normalize_title(s)
+    s = comparable_title(s)
     return normalize_title(_DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), s))
 
 
@@ -204,32 +208,83 @@ def normalize_cn_title(s: str) -> str:
 
 
 def cn_titles_equal(a: str, b: str) -> bool:
-    """Exact equality after Chinese-aware normalization; the fuzzy ratio plays no part."""
-    norm_a = normalize_cn_title(a)
-    return bool(norm_a) and norm_a == normalize_cn_title(b)
+    """Exact equality after ``plain_title`` and Chinese-aware normalization; the fuzzy ratio
+    plays no part."""
+    norm_a = normalize_cn_title(plain_title(a))
+    return bool(norm_a) and norm_a == normalize_cn_title(plain_title(b))
 
 
-# --- Titles and names from APIs and entries -------------------------------------------------
+# --- Titles from entries and APIs alike (DESIGN.md §4, normalization parity) ------------------
 
 _ANNOTATION = re.compile(
     r"<(?:\w+:)?annotation(?:-xml)?\b[^>]*>.*?</(?:\w+:)?annotation(?:-xml)?\s*>", re.S | re.I
 )
-_TAG = re.compile(r"<[^<>]*>")
-_MARKUP_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
+_MARKUP_NAMES = (
+    # HTML inline markup and JATS (Crossref titles)
+    "a|abbr|b|big|bold|br|cite|code|del|div|em|font|i|ins|italic|mark|monospace|p|q|s|sc|scp"
+    "|small|span|strike|strong|styled-content|named-content|sub|sup|tt|u|underline|var|wbr"
+    "|inline-formula|tex-math|alternatives|title|break"
+    # MathML presentation elements
+    "|math|semantics|annotation|annotation-xml|maction|maligngroup|malignmark|menclose|merror"
+    "|mfenced|mfrac|mglyph|mi|mlabeledtr|mmultiscripts|mn|mo|mover|mpadded|mphantom"
+    "|mprescripts|mroot|mrow|ms|mspace|msqrt|mstyle|msub|msubsup|msup|mtable|mtd|mtext|mtr"
+    "|munder|munderover|none"
+)
+_MARKUP_TAG = re.compile(
+    rf"</?(?:[A-Za-z][\w.-]*:[A-Za-z][\w.-]*|(?:{_MARKUP_NAMES}))(?:\s[^<>]*)?/?>", re.I
+)
+"""A markup tag: any namespaced tag (``mml:mi``, ``jats:italic``) or a known HTML, JATS or
+MathML element. Other text in angle brackets ("a <mask> token", "x<y and z>w") is kept."""
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_QUOTES = str.maketrans(
+    {c: "'" for c in "\u2018\u2019\u201a\u201b\u2032\u02bc\u02b9\u00b4\u0060"}
+    | {c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"}
+    | {c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d"}
+)
 
 
-def clean_markup(s: str) -> str:
-    """A title from an API as plain text: HTML entities unescaped until stable (``&amp;lt;``
-    happens), tags and MathML markup replaced by spaces (MathML's TeX annotations dropped,
-    so a formula is not read twice)."""
+def unescape_entities(s: str) -> str:
+    """HTML character references unescaped until stable (``&amp;apos;`` happens). Only
+    complete references (``&name;``, ``&#39;``, ``&#x27;``) are read, so "AT&T" and
+    "R&D" stay as written."""
     for _ in range(5):
-        unescaped = html.unescape(s)
+        if "&" not in s:
+            break
+        unescaped = _ENTITY.sub(lambda m: html.unescape(m.group(0)), s)
         if unescaped == s:
             break
         s = unescaped
+    return s
+
+
+def clean_markup(s: str) -> str:
+    """Rich text as plain text: HTML entities unescaped until stable, markup tags and MathML
+    replaced by spaces (MathML's TeX annotations dropped, so a formula is not read twice)."""
+    s = unescape_entities(s)
     if "<" in s:
-        s = _TAG.sub(" ", _ANNOTATION.sub(" ", s))
+        s = _MARKUP_TAG.sub(" ", _ANNOTATION.sub(" ", s))
     return collapse_whitespace(s)
+
+
+@lru_cache(maxsize=65536)
+def plain_title(s: str) -> str:
+    """The one cleaning every title gets, the cited one and every record's: LaTeX decoded
+    first (so ``\\&apos;`` becomes ``&apos;``), then ``clean_markup``. Display text."""
+    if _LATEX_TRIGGERS.isdisjoint(s) and "&" not in s and "<" not in s:
+        return collapse_whitespace(s)
+    return clean_markup(latex_decode(s))
+
+
+@lru_cache(maxsize=65536)
+def comparable_title(s: str) -> str:
+    """``plain_title`` with Unicode compatibility forms folded (NFKC: ligatures, fullwidth
+    and composed or decomposed accents alike) and quotes and dashes folded to ASCII: the form
+    Latin-script titles are compared in (``cn_titles_equal`` compares Chinese titles without
+    NFKC, as seed 001 asks)."""
+    s = plain_title(s)
+    if s.isascii():
+        return s
+    return unicodedata.normalize("NFKC", s).translate(_QUOTES)
 
 
 def _strip_accents(s: str) -> str:
@@ -241,6 +296,8 @@ def fold_name(s: str) -> str:
     """A family name folded for comparison: LaTeX decoded, accents dropped, casefolded."""
     if "\\" in s or "{" in s:
         s = latex_decode(s)
+    if "&" in s:
+        s = unescape_entities(s)
     return collapse_whitespace(_strip_accents(s).casefold())
 
 
@@ -260,7 +317,7 @@ def cheap_title_key(raw: str) -> str:
     normalization: ASCII letters and digits (accents stripped) and Han characters only;
     LaTeX commands and markup tags dropped. Used to bucket titles before decoding."""
     if "&" in raw:
-        raw = html.unescape(raw)
+        raw = unescape_entities(raw)
     if "<" in raw:
         raw = _MARKUP_TAG.sub(" ", _ANNOTATION.sub(" ", raw))
     if "\\" in raw:

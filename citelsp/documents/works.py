@@ -10,10 +10,12 @@ re-exports ``Work`` and ``Person``) and reads an entry through the small ``Entry
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Protocol
 
-from citelsp.documents.text import clean_markup, collapse_whitespace, latex_decode
+from citelsp.documents.text import clean_markup, collapse_whitespace, latex_decode, plain_title
 from citelsp.documents.text import unescape_latex_chars as unescape
 
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
@@ -23,6 +25,58 @@ _URL_COMMAND = re.compile(r"^\s*\\url\s*\{(.*)\}\s*$", re.S)
 _COMMA = re.compile(",")
 _SPACES = re.compile(r"\s+")
 _BRACE = re.compile(r"[{}]")
+_ET_AL = frozenset({"others", "et al", "et al.", "et. al.", "etal", "et alii", "u.a."})
+_TRAILING_ET_AL = re.compile(r"\s*,?\s+et\.?\s+al\.?\s*$", re.I)
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+PAPER_TYPES = frozenset(
+    {
+        "article",
+        "inproceedings",
+        "conference",
+        "article-journal",
+        "article-magazine",
+        "article-newspaper",
+        "paper-conference",
+    }
+)
+"""BibTeX and CSL types of journal articles and proceedings papers (CSL ``article`` is a
+preprint or working paper: a paper too)."""
+MISC_TYPES = frozenset({"misc", "online", "electronic", "www", "unpublished", "manuscript"})
+"""Types that say nothing about the kind of work: graded as a paper when a field names a
+preprint server or proceedings (DESIGN.md §4, "Entries that are papers whatever their type")."""
+PREPRINT_SERVERS = (
+    "arxiv",
+    "corr",
+    "biorxiv",
+    "medrxiv",
+    "ssrn",
+    "preprint",
+    "chemrxiv",
+    "psyarxiv",
+    "research square",
+    "preprints org",
+    "techrxiv",
+    "osf preprints",
+)
+"""Words that name a preprint server (matched as whole words of a folded name)."""
+_PREPRINT_HOSTS = re.compile(
+    r"^(?:[\w-]+\.)*(?:arxiv\.org|biorxiv\.org|medrxiv\.org|ssrn\.com|researchsquare\.com"
+    r"|preprints\.org|chemrxiv\.org|techrxiv\.org|psyarxiv\.com)$",
+    re.I,
+)
+_PREPRINT_DOI = re.compile(
+    r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?10\.(?:48550/arxiv\.|2139/ssrn\.|1101/\d"
+    r"|21203/rs\.|20944/preprints|26434/chemrxiv|31234/osf\.io|31219/osf\.io)",
+    re.I,
+)
+_ARXIV_ID = re.compile(
+    r"^\s*(?:arxiv:\s*)?(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\s*$", re.I
+)
+_URL_HOST = re.compile(r"^\s*(?:\\url\s*\{)?\s*https?://([^/\s:?#}]+)", re.I)
+_NAMING_FIELDS = ("howpublished", "note", "journal", "journaltitle", "container-title",
+                  "publisher", "archiveprefix", "eprinttype")
+"""Fields whose words may say the entry is a preprint or a proceedings paper."""
 
 
 class Entry(Protocol):
@@ -65,12 +119,75 @@ class Work:
     language: str | None = None
     manual: bool = False
     has_et_al: bool = False
+    """The author list ends in "and others" / "et al." (CSL ``others``): it is incomplete."""
+    names_preprint: bool = False
+    """A field names a preprint server (``howpublished = {arXiv preprint}``, an arxiv.org
+    URL, an arXiv eprint, a bioRxiv or SSRN DOI)."""
+    names_proceedings: bool = False
+    """A field names proceedings (``howpublished = {Proc. of ...}``)."""
+
+
+def graded_as_paper(entry_type: str, work: Work) -> bool:
+    """An article or proceedings paper whatever its type: a ``@misc`` that names a preprint
+    server or proceedings is graded as an article (NOT_FOUND_IN_INDEXES when nothing
+    matches), while a ``@misc`` web page stays a web page."""
+    kind = entry_type.casefold()
+    return kind in PAPER_TYPES or (
+        kind in MISC_TYPES and (work.names_preprint or work.names_proceedings)
+    )
+
+
+def fold_words(s: str) -> list[str]:
+    """Accent-stripped, casefolded words of a name (``&`` read as "and")."""
+    s = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+    return _NON_WORD.sub(" ", s.casefold().replace("&", " and ")).split()
+
+
+def contains_words(haystack: list[str], needle: list[str]) -> bool:
+    """``needle`` occurs in ``haystack`` as a run of whole words."""
+    n = len(needle)
+    return n > 0 and any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+@lru_cache(maxsize=8192)
+def is_preprint_venue(venue: str) -> bool:
+    """The name is a preprint server's ("arXiv preprint arXiv:…", "CoRR", "bioRxiv")."""
+    words = fold_words(venue)
+    return any(contains_words(words, p.split()) for p in PREPRINT_SERVERS)
+
+
+def is_preprint_doi(doi: str) -> bool:
+    """A DOI a preprint server registers (arXiv, SSRN, bioRxiv/medRxiv, Research Square…)."""
+    return bool(_PREPRINT_DOI.match(doi.strip()))
+
+
+def _names_proceedings(text: str) -> bool:
+    words = fold_words(text)
+    return "proceedings" in words or "proc" in words
+
+
+def _claims(ref: Entry) -> tuple[bool, bool]:
+    """(names a preprint server, names proceedings) from the fields as written."""
+    texts = [v for name in _NAMING_FIELDS if (v := ref.value(name))]
+    preprint = any(is_preprint_venue(latex_decode(t)) for t in texts)
+    eprint = ref.value("eprint")
+    if not preprint and eprint and _ARXIV_ID.match(unescape(eprint)):
+        preprint = True
+    url = ref.value("url")
+    if not preprint and url and (m := _URL_HOST.match(url)):
+        preprint = bool(_PREPRINT_HOSTS.match(m.group(1)))
+    doi = ref.value("doi")
+    if not preprint and doi and is_preprint_doi(unescape(doi)):
+        preprint = True
+    return preprint, any(_names_proceedings(latex_decode(t)) for t in texts)
 
 
 def work_of(ref: Entry) -> Work:
-    if ref.source_format == "bibtex":
-        return _bibtex_work(ref)
-    return _csl_work(ref.csl or {})
+    preprint, proceedings = _claims(ref)
+    work = _bibtex_work(ref) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
+    if preprint or proceedings:
+        work = replace(work, names_preprint=preprint, names_proceedings=proceedings)
+    return work
 
 
 # --- BibTeX ----------------------------------------------------------------------------------
@@ -87,8 +204,9 @@ def _bibtex_work(ref: Entry) -> Work:
     authors, et_al = parse_bibtex_names(ref.value("author") or "")
     url = ref.value("url")
     issn = ref.value("issn")
+    title = ref.value("title")
     return Work(
-        title=decoded("title"),
+        title=plain_title(title) or None if title is not None else None,
         authors=authors,
         year=_year(ref.value("year")) or _year(ref.value("date")),
         venue=decoded("journal", "journaltitle", "booktitle"),
@@ -113,9 +231,11 @@ def parse_bibtex_names(value: str) -> tuple[tuple[Person, ...], bool]:
     et_al = False
     for name in _split_top_level(value, _AND):
         name = name.strip()
+        if _TRAILING_ET_AL.search(name):
+            name, et_al = _TRAILING_ET_AL.sub("", name), True
         if not name:
             continue
-        if name.casefold() == "others":
+        if name.casefold() in _ET_AL:
             et_al = True
             continue
         people.append(parse_bibtex_name(name))
@@ -221,10 +341,12 @@ def _csl_work(item: dict) -> Work:
 
     author = item.get("author")
     people = author if isinstance(author, list) else []
-    authors = tuple(_csl_person(p) for p in people if isinstance(p, dict))
+    named = [_csl_person(p) for p in people if isinstance(p, dict)]
+    authors = tuple(p for p in named if p.family.casefold() not in _ET_AL)
     note = item.get("note")
+    title = item.get("title")
     return Work(
-        title=text("title"),
+        title=plain_title(title) or None if isinstance(title, str) else text("title"),
         authors=authors,
         year=_csl_year(item.get("issued")),
         venue=text("container-title"),
@@ -236,6 +358,7 @@ def _csl_work(item: dict) -> Work:
         issn=_csl_issn(item.get("issn")),
         language=text("language"),
         manual=isinstance(note, str) and "citelsp:manual" in note,
+        has_et_al=len(authors) < len(named),
     )
 
 
