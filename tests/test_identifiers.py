@@ -236,3 +236,45 @@ def test_today_decides_what_is_in_the_future():
 def test_no_identifiers():
     ids = identifiers_of(ref({"title": "A title", "url": "https://example.org/paper"}), TODAY)
     assert ids.doi is None and ids.arxiv is None and ids.problems == () and not ids.any
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "what"),
+    [
+        ({"journal": "arXiv preprint arXiv:2402.XXXX"}, "journal", "arXiv id '2402.XXXX'"),
+        ({"eprint": "24XX.XXXXX", "archiveprefix": "arXiv"}, "eprint", "arXiv id '24XX.XXXXX'"),
+        ({"eprint": "24XX.XXXXX"}, "eprint", "arXiv id '24XX.XXXXX'"),
+        ({"doi": "10.xxxx/abcd"}, "doi", "DOI '10.xxxx/abcd'"),
+        ({"doi": "10.1145/XXXXXXX.XXXXXXX"}, "doi", "DOI '10.1145/XXXXXXX.XXXXXXX'"),
+        ({"doi": "TODO"}, "doi", "DOI 'TODO'"),
+        ({"doi": "10.1109/…"}, "doi", "DOI '10.1109/…'"),
+        ({"doi": "10.48550/arXiv.2310.XXXX"}, "doi", "DOI '10.48550/arXiv.2310.XXXX'"),
+        ({"url": "https://doi.org/10.xxxx/yyyy"}, "url", "DOI in URL '10.xxxx/yyyy'"),
+    ],
+)
+def test_placeholder_identifiers_are_never_looked_up(fields, field, what):
+    ids = identifiers_of(ref(fields), TODAY)
+    assert ids.doi is None and ids.arxiv is None
+    [problem] = ids.problems
+    assert (problem.field, problem.code) == (field, "PLACEHOLDER_IDENTIFIER")
+    assert problem.message.startswith(f"{what} is a placeholder: the real ")
+    assert "is missing" in problem.message
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"doi": "10.1002/(SICI)1097-4636(199901)44:1<33::AID-JBM5>3.0.CO;2-X"},
+        {"doi": "10.1016/j.xgen.2025.100814"},
+        {"eprint": "2402.12345", "archiveprefix": "arXiv"},
+        {"journal": "arXiv preprint arXiv:2402.12345"},
+    ],
+)
+def test_real_identifiers_are_not_placeholders(fields):
+    ids = identifiers_of(ref(fields), TODAY)
+    assert ids.any and ids.problems == ()
+
+
+def test_a_malformed_identifier_that_is_no_placeholder_stays_invalid():
+    ids = identifiers_of(ref({"doi": "n/a"}), TODAY)
+    assert [p.code for p in ids.problems] == ["INVALID_IDENTIFIER"]

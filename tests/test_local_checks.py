@@ -126,3 +126,13 @@ def test_incremental_index_matches_a_fresh_one_after_random_edits(tmp_path):
         fresh = EntryIndex()
         fresh.update(bib.references)
         assert live.problems(bib) == fresh.problems(bib), step
+
+
+def test_placeholder_identifier_is_a_local_warning_on_its_field(tmp_path):
+    bib = "@misc{p, title = {Some Preprint}, eprint = {2402.XXXXX}, archivePrefix = {arXiv}}\n"
+    ws, bib_uri, _ = ws_with(tmp_path, bib=bib, paper="See [@p].\n")
+    [placeholder] = by_code(ws.local_problems(bib_uri), "PLACEHOLDER_IDENTIFIER")
+    assert placeholder.severity.name == "WARNING"
+    assert bib[placeholder.span.start:placeholder.span.end] == "2402.XXXXX"
+    assert "the real arXiv id is missing" in placeholder.message
+    assert by_code(ws.local_problems(bib_uri), "INVALID_IDENTIFIER") == []

@@ -7,7 +7,7 @@ from citelsp.resolution.matching import (
     judge_title_search,
     year_conflict,
 )
-from citelsp.resolution.outcome import FieldConflict, Record
+from citelsp.resolution.outcome import Record
 
 
 def rec(title, *, year=None, author=None, source="crossref", short=(), doi=None) -> Record:
@@ -96,14 +96,16 @@ def test_exact_title_with_year_conflict_is_a_recorded_conflict_not_a_match():
     cited = work("Graph Attention Networks", year=2018, author="Velickovic")
     judged = judge_title_search(cited, [rec("Graph Attention Networks", year=2009)])
     assert judged.match is None
-    assert judged.conflicts == (FieldConflict("year", "2018", "2009"),)
+    assert [(c.field, c.cited, c.found) for c in judged.conflicts] == [("year", "2018", "2009")]
+    assert judged.conflicts[0].by_source == (("crossref", "2009"),)
 
 
 def test_exact_title_with_first_author_conflict_is_a_recorded_conflict():
     cited = work("Graph Attention Networks", year=2018, author="Velickovic")
     judged = judge_title_search(cited, [rec("Graph Attention Networks", author="Smith")])
     assert judged.match is None
-    assert judged.conflicts == (FieldConflict("author", "Velickovic", "Smith"),)
+    assert [(c.field, c.cited, c.found) for c in judged.conflicts] == [
+        ("author", "Velickovic", "Smith")]
 
 
 def test_year_within_one_is_not_a_conflict():
@@ -271,3 +273,35 @@ def test_year_conflict_against_every_year():
     assert not year_conflict(w, Record("s", years=(2015, 2021)))
     assert not year_conflict(w, Record("s"))
     assert not year_conflict(Work(title="t"), Record("s", years=(1990,)))
+
+
+def test_a_version_of_record_is_preferred_when_a_venue_is_cited():
+    """Accuracy then compares the cited venue with the version it names (DESIGN.md §4)."""
+    preprint = Record("openalex", title="Graph Attention Networks",
+                      titles=("Graph Attention Networks",), years=(2018,), is_preprint=True)
+    published = Record("openalex", title="Graph Attention Networks",
+                       titles=("Graph Attention Networks",), years=(2018,), venue="ICLR")
+    cited = Work(title="Graph Attention Networks", year=2018, venue="ICLR")
+    assert judge_title_search(cited, [preprint, published]).match is published
+    as_preprint = Work(title="Graph Attention Networks", year=2018, names_preprint=True)
+    assert judge_title_search(as_preprint, [published, preprint]).match is preprint
+
+
+@pytest.mark.parametrize(
+    ("cited", "record"),
+    [
+        ("Don\\&apos;t Stop Pretraining", "Don&#39;t Stop Pretraining"),
+        ("Ros&amp;apos;s Law Revisited", "Ros's Law Revisited"),
+        ("Q&amp;A over Tables", "Q&A over Tables"),
+        ("The E. coli Genome", "The <i>E. coli</i> Genome"),
+        ("Efficient k-means", 'Efficient <mml:math><mml:mi>k</mml:mi></mml:math>-means'),
+        ("Schrödinger Bridges", "Schro\u0308dinger Bridges"),
+        ("Fine-tuning at Scale", "\ufb01ne-tuning at Scale"),
+    ],
+)
+def test_title_search_cleans_both_sides_alike(cited, record):
+    """Normalization parity: entities, tags, LaTeX and compatibility forms on either side."""
+    candidate = rec(record)
+    assert judge_title_search(work(cited), [candidate]).match is candidate
+    swapped = rec(cited)
+    assert judge_title_search(work(record), [swapped]).match is swapped

@@ -776,3 +776,59 @@ def test_a_subprocess_reaches_the_server_through_its_environment(api_server):
     )
     assert done.stdout.startswith("Methylphenidate Exposure Induces Dopamine"), done.stderr
     assert api_server.count("crossref", "journal.pone.0033693") == 1
+
+
+# --- what the accuracy checks need (DESIGN.md §4, bibliographic accuracy) ----------------------
+
+
+async def test_openalex_truncated_author_list_is_marked(sources, api_server):
+    record = only(await sources.openalex.by_doi("10.1073/pnas.1414271111"))
+    assert not record.authors_truncated
+
+    def truncated(body):
+        body["is_authors_truncated"] = True
+
+    api_server.add("openalex", "GET", "/works/doi:10.1073/pnas.1414271111",
+                   body=derived("openalex/10.1073_pnas.1414271111.json", truncated))
+    assert only(await sources.openalex.by_doi("10.1073/pnas.1414271111")).authors_truncated
+
+
+@pytest.mark.parametrize(
+    ("doi", "preprint"),
+    [
+        ("10.2139/ssrn.5186959", True),  # SSRN, posted content
+        ("10.1101/2025.02.05.636615", True),  # bioRxiv
+        ("10.20944/preprints202303.0344.v1", True),  # Preprints.org
+        ("10.1101/gr.279093.124", False),  # Genome Research shares bioRxiv's prefix
+        ("10.1073/pnas.1414271111", False),
+    ],
+)
+async def test_crossref_preprint_kinds(sources, doi, preprint):
+    assert only(await sources.crossref.by_doi(doi)).is_preprint is preprint
+
+
+async def test_crossref_article_number_is_kept_apart_from_pages(sources):
+    record = only(await sources.crossref.by_doi("10.1038/s41598-018-27044-6"))
+    assert (record.first_page, record.article_number) == (None, "15544")
+    record = only(await sources.crossref.by_doi("10.1101/gr.279093.124"))
+    assert (record.first_page, record.article_number) == ("432", None)
+
+
+async def test_crossref_title_with_encoded_markup_is_plain(sources):
+    record = only(await sources.crossref.by_doi("10.20944/preprints202601.1248.v1"))
+    assert record.title == ("Capability of ISSR, SCoT and CEAP Markers for Genetic Diversity "
+                            "Assessment of Lavender ( Lavandula angustifolia Mill. ) Genotypes")
+
+
+async def test_semantic_scholar_arxiv_journal_does_not_make_a_published_paper_a_preprint(
+    sources, api_server
+):
+    api_server.add("semantic_scholar", "GET", "/paper/search", query={"query": "turing"},
+                   body=fixture("semantic_scholar/search/turing.json"))
+    found = await sources.s2.search_title("turing")
+    assert isinstance(found, Found)
+    iclr = next(r for r in found.records
+                if r.title == "On the Turing Completeness of Modern Neural Network Architectures")
+    assert iclr.venue == "International Conference on Learning Representations"
+    assert "ArXiv" in iclr.venue_aliases and not iclr.is_preprint
+    assert only(await sources.s2.by_doi("10.48550/arxiv.2312.07559")).is_preprint  # arXiv.org

@@ -65,7 +65,8 @@ def parse_doi(body: Any) -> Record:
         arxiv_id=arxiv_id,
         source_id=doi,
         work_type=work_type,
-        is_preprint=work_type == "Preprint" or arxiv_id is not None,
+        is_preprint=r.is_preprint(work_type, [r.text(container.get("title"))], doi)
+        or arxiv_id is not None,
         url=f"https://doi.org/{doi}",
     )
 

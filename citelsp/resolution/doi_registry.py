@@ -130,7 +130,8 @@ def parse_csl(item: dict) -> Record:
         arxiv_id=r.arxiv_id_from_doi(doi),
         source_id=doi,
         work_type=r.text(item.get("type")),
-        is_preprint=item.get("type") == "posted-content" or item.get("subtype") == "preprint",
+        is_preprint=r.is_preprint(r.text(item.get("type")), [venue], doi)
+        or item.get("subtype") == "preprint",
         url=f"https://doi.org/{doi}" if doi else r.text(item.get("URL")),
     )
 

@@ -37,6 +37,13 @@ _ARXIV_IN_TEXT = re.compile(r"arxiv\s*:\s*([\w./-]+)", re.IGNORECASE)
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([\w./-]+)", re.IGNORECASE)
 _DOI_URL = re.compile(r"(?:dx\.)?doi\.org/(\S+)", re.IGNORECASE)
 
+_PLACEHOLDER = re.compile(
+    r"^(?:10\.|arxiv:\s*)?(?:todo|tbd|tba|fixme|xx+|\?+|…|\.\.\.)$"  # the whole value
+    r"|^10\.x+/|x{3,}|[…]|\.\.\.$"  # 10.xxxx/…, …/xxxxx, a trailing ellipsis
+    r"|^(?:arxiv:\s*)?(?=[\d.]*x)[\dx]{4}\.[\dx]{4,5}$",  # 2402.XXXX, 24XX.XXXXX
+    re.I,
+)
+
 _NEW_STYLE_START = (7, 4)
 """April 2007: the first month of ``YYMM.NNNN`` ids."""
 _FIVE_DIGIT_START = (15, 1)
@@ -64,6 +71,13 @@ def normalize_doi(raw: str) -> str | None:
     s = _strip_trailing(unquote(s).strip())
     s = s.lower()
     return s if _DOI.fullmatch(s) else None
+
+
+def is_placeholder(raw: str) -> bool:
+    """A stand-in for an identifier still to be filled in (``arXiv:2402.XXXX``,
+    ``24XX.XXXXX``, ``10.xxxx/…``, ``TODO``): never looked up (PLACEHOLDER_IDENTIFIER)."""
+    value = _DOI_PREFIXES.sub("", unescape_latex_chars(raw).strip().strip("{}").strip())
+    return bool(_PLACEHOLDER.search(value))
 
 
 def doi_prefix(doi: str) -> str:
@@ -168,7 +182,7 @@ class Identifier:
 class IdentifierProblem:
     field: str
     code: str
-    """INVALID_IDENTIFIER (warning) or ARXIV_ID_REFUTED."""
+    """INVALID_IDENTIFIER (warning), PLACEHOLDER_IDENTIFIER (warning) or ARXIV_ID_REFUTED."""
     message: str
 
 
@@ -200,7 +214,15 @@ class _Reader:
     def get(self, name: str) -> Field | None:
         return self.fields.get(name)
 
-    def invalid(self, f: Field, what: str) -> None:
+    def invalid(self, f: Field, what: str, raw: str | None = None) -> None:
+        value = (raw if raw is not None else f.value).strip()
+        if is_placeholder(value):
+            self.problems.append(IdentifierProblem(
+                f.name, "PLACEHOLDER_IDENTIFIER",
+                f"{what} {value!r} is a placeholder: the real "
+                f"{'arXiv id' if 'arXiv' in what else 'DOI'} is missing "
+                "(fill it in, or remove the field)"))
+            return
         self.problems.append(
             IdentifierProblem(
                 f.name, "INVALID_IDENTIFIER", f"{what} {f.value.strip()!r} is not valid"
@@ -210,7 +232,7 @@ class _Reader:
     def arxiv(self, f: Field, raw: str) -> Identifier | None:
         parts = _split_arxiv(raw)
         if parts is None:
-            self.invalid(f, "arXiv id")
+            self.invalid(f, "arXiv id", raw)
             return None
         base, version = parts
         impossible = arxiv_date_impossible(base, self.today)
@@ -226,15 +248,15 @@ class _Reader:
 
     def read_doi(self) -> Identifier | None:
         if (f := self.get("doi")) is not None and f.value.strip():
-            doi = normalize_doi(f.value)
+            doi = None if is_placeholder(f.value) else normalize_doi(f.value)
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
             self.invalid(f, "DOI")
         if (f := self.get("url")) is not None and (m := _DOI_URL.search(f.value)):
-            doi = normalize_doi(m.group(1))
+            doi = None if is_placeholder(m.group(1)) else normalize_doi(m.group(1))
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
-            self.invalid(f, "DOI in URL")
+            self.invalid(f, "DOI in URL", m.group(1))
         return None
 
     def read_arxiv(self) -> Identifier | None:
@@ -242,7 +264,8 @@ class _Reader:
             prefix = self.get("archiveprefix") or self.get("eprinttype")
             if prefix is not None and prefix.value.strip().casefold() == "arxiv":
                 return self.arxiv(f, f.value)
-            if prefix is None and _split_arxiv(f.value) is not None:
+            if prefix is None and (_split_arxiv(f.value) is not None
+                                   or is_placeholder(f.value)):
                 return self.arxiv(f, f.value)
         for name in _ARXIV_FIELDS:
             if (f := self.get(name)) is not None and f.value.strip():
@@ -264,7 +287,7 @@ def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
         parts = _split_arxiv(m.group(1))
         source = reader.fields[doi.field.casefold()]
         if parts is None:
-            reader.invalid(source, "arXiv DOI")
+            reader.invalid(source, "arXiv DOI", m.group(1))
             doi = None
         else:
             base, version = parts

@@ -131,9 +131,14 @@ def _metadata_conflicts(work: Work, record: Record) -> tuple[FieldConflict, ...]
     out = []
     if year_conflict(work, record):
         found = ", ".join(str(y) for y in sorted(set(record.years)))
-        out.append(FieldConflict("year", str(work.year), found))
+        out.append(FieldConflict("year", str(work.year), found,
+                                 by_source=((record.source, found),),
+                                 note="same title, another year"))
     if first_author_conflict(work, record):
-        out.append(FieldConflict("author", work.authors[0].family, record.authors[0].family))
+        found = record.authors[0].family
+        out.append(FieldConflict("author", work.authors[0].family, found,
+                                 by_source=((record.source, found),),
+                                 note="same title, another first author"))
     return tuple(out)
 
 
@@ -192,6 +197,12 @@ def _exact_title(title: str, variants: Sequence[str]) -> bool:
     return any(titles_equal(title, v) for v in variants if not has_han(v))
 
 
+def _same_kind(work: Work, record: Record) -> bool:
+    """The record is the kind of version cited: a version of record for a cited venue, a
+    preprint for a cited preprint, so that the accuracy checks compare like with like."""
+    return bool(work.venue or work.names_preprint) and record.is_preprint == work.names_preprint
+
+
 def _agreement(work: Work, record: Record) -> int:
     """How many identity fields positively agree (used to rank exact-title candidates)."""
     score = 0
@@ -208,14 +219,15 @@ def judge_title_search(work: Work, candidates: Sequence[Record], *, with_near: b
     """Examine every candidate; match only an exact normalized title without conflicts.
 
     Among several acceptable exact-title candidates, the one whose year and first author
-    agree wins over one missing them. A generic cited title never matches on title alone.
+    agree wins over one missing them, and a version of record over a preprint when a venue
+    is cited. A generic cited title never matches on title alone.
     """
     title = (work.title or "").strip()
     if not title:
         return TitleJudgement()
     if is_generic_title(title):
         return TitleJudgement(generic=True)
-    accepted: list[tuple[int, int, Record]] = []
+    accepted: list[tuple[int, int, int, Record]] = []
     conflicts: list[FieldConflict] = []
     inexact: list[tuple[int, Record, list[str]]] = []
     for index, record in enumerate(candidates):
@@ -225,12 +237,13 @@ def judge_title_search(work: Work, candidates: Sequence[Record], *, with_near: b
             if rejected:
                 conflicts.extend(c for c in rejected if c not in conflicts)
             else:
-                accepted.append((-_agreement(work, record), index, record))
+                accepted.append(
+                    (-_agreement(work, record), -_same_kind(work, record), index, record))
         else:
             inexact.append((index, record, variants))
     if accepted:
         # Near matches only matter when nothing matched; scoring them is the costly part.
-        return TitleJudgement(min(accepted, key=lambda t: t[:2])[2])
+        return TitleJudgement(min(accepted, key=lambda t: t[:3])[3])
     near = near_matches(work, [r for _, r, _ in inexact]) if with_near else ()
     return TitleJudgement(None, tuple(conflicts), near)
 

@@ -64,14 +64,18 @@ def parse_work(work: dict) -> Record:
     doi = r.doi(work.get("doi"))
     arxiv_id = r.arxiv_id_from_doi(doi) or _arxiv_landing(location.get("landing_page_url"))
     work_type = r.text(work.get("type"))
+    venue = r.text(source.get("display_name"))
+    authorships = r.items(work.get("authorships"), "authorships")
     return Record(
         source=SOURCE,
         title=title,
         titles=r.title_variants([title] if title else []),
         short_titles=r.main_titles([title] if title else []),
-        authors=r.people(work.get("authorships"), _author),
+        authors=r.people(authorships, _author),
+        # Lists cut authorships at 100 and say so; an older body only shows the 100.
+        authors_truncated=work.get("is_authors_truncated") is True or len(authorships) >= 100,
         years=r.unique(r.year(work.get(k)) for k in ("publication_year", "publication_date")),
-        venue=r.text(source.get("display_name")),
+        venue=venue,
         venue_aliases=r.unique([r.text(source.get("abbreviated_title"))]),
         issns=r.unique([*r.strings(source.get("issn")), r.text(source.get("issn_l"))]),
         volume=r.text(biblio.get("volume")),
@@ -81,7 +85,9 @@ def parse_work(work: dict) -> Record:
         arxiv_id=arxiv_id,
         source_id=work_id.rsplit("/", 1)[-1],
         work_type=work_type,
-        is_preprint=work_type == "preprint" or arxiv_id is not None,
+        # A repository (arXiv, SSRN, Zenodo…) as the primary location: no version of record.
+        is_preprint=r.is_preprint(work_type, [venue], doi) or arxiv_id is not None
+        or source.get("type") == "repository",
         retractions=(Retraction(SOURCE),) if work.get("is_retracted") is True else (),
         url=work_id,
     )

@@ -38,6 +38,9 @@ class Record:
     short_titles: tuple[str, ...] = ()
     """Main titles (before ``:`` or `` - ``) and short titles; used for ID lookups only."""
     authors: tuple[Person, ...] = ()
+    authors_truncated: bool = False
+    """The source cut the author list short (OpenAlex ``is_authors_truncated``): a cited
+    list missing the tail is no omission."""
     years: tuple[int, ...] = ()
     """Every year the record gives: issued, print, online, first arXiv version."""
     venue: str | None = None
@@ -46,11 +49,14 @@ class Record:
     volume: str | None = None
     issue: str | None = None
     first_page: str | None = None
+    article_number: str | None = None
+    """An article number given apart from pages (Crossref ``article-number``)."""
     doi: str | None = None
     arxiv_id: str | None = None
     source_id: str | None = None
     work_type: str | None = None
     is_preprint: bool = False
+    """A preprint (arXiv, bioRxiv, SSRN, posted content): it does not vote on the venue."""
     retractions: tuple[Retraction, ...] = ()
     url: str | None = None
 
@@ -146,7 +152,13 @@ class FieldConflict:
     field: str
     cited: str
     found: str
+    """What the records give instead (several values joined by "; ")."""
     reason: str = "METADATA_CONFLICT"
+    by_source: tuple[tuple[str, str], ...] = ()
+    """(resolver, value) for each record that disagrees: who says so, and what."""
+    note: str = ""
+    """What differs, when the two values do not say it at a glance ("cites 2 of the
+    record's 5 authors; missing …")."""
 
 
 @dataclass

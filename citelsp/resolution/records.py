@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from citelsp.documents.model import Person
-from citelsp.documents.text import clean_markup, collapse_whitespace
+from citelsp.documents.text import collapse_whitespace, plain_title
+from citelsp.documents.works import is_preprint_doi, is_preprint_venue
 from citelsp.resolution.http import HttpResponse
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
@@ -26,6 +27,9 @@ _PARTICLES = frozenset(
     + ("ter", "ten", "bin", "al", "el", "st")
 )
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+PREPRINT_WORK_TYPES = frozenset({"posted-content", "preprint"})
+"""Work types sources give preprints: Crossref ``posted-content``, OpenAlex ``preprint``,
+DataCite ``Preprint`` (compared casefolded)."""
 
 
 class BodyError(ValueError):
@@ -109,11 +113,12 @@ def strings(value: Any) -> list[str]:
 
 
 def clean_title(value: Any) -> str | None:
-    """A title as plain text: markup and entities removed (DESIGN.md §4)."""
+    """A title as plain text, cleaned as the cited title is (``plain_title``: LaTeX, entities
+    and markup; DESIGN.md §4)."""
     raw = text(value)
     if not raw:
         return None
-    return clean_markup(raw) or None
+    return plain_title(raw) or None
 
 
 def clean_titles(value: Any) -> list[str]:
@@ -144,6 +149,17 @@ def main_titles(titles: Iterable[str], short: Iterable[str] = ()) -> tuple[str, 
         if head and head != title:
             mains.append(head)
     return unique([*mains, *short])
+
+
+def is_preprint(work_type: str | None = None, venues: Iterable[str | None] = (),
+                doi: str | None = None) -> bool:
+    """The record describes a preprint (arXiv, bioRxiv, SSRN, CoRR, posted content): its
+    type, its venue or its DOI says so. Preprint records do not vote on the venue."""
+    if work_type and work_type.casefold() in PREPRINT_WORK_TYPES:
+        return True
+    if doi and is_preprint_doi(doi):
+        return True
+    return any(v and is_preprint_venue(v) for v in venues)
 
 
 def people(entries: Any, convert: Callable[[Any], Person | None]) -> tuple[Person, ...]:

@@ -16,7 +16,6 @@ from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 SOURCE = "semantic_scholar"
 FIELDS = "title,year,publicationDate,authors,venue,publicationVenue,journal,externalIds"
-_PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr"})
 
 
 class SemanticScholarClient:
@@ -97,7 +96,8 @@ def parse_paper(paper: dict) -> Record:
     external = r.mapping(paper.get("externalIds") or {}, "externalIds")
     venue = r.text(paper.get("venue"))
     names = [venue, r.text(journal.get("name")), r.text(venue_obj.get("name"))]
-    is_preprint = any(n and n.lower() in _PREPRINT_VENUES for n in names)
+    # S2 often names "ArXiv" as the journal of a published paper: only the venue decides.
+    primary = venue or names[2] or names[1]
     volume = r.text(journal.get("volume"))
     doi = r.doi(external.get("DOI"))
     return Record(
@@ -117,7 +117,7 @@ def parse_paper(paper: dict) -> Record:
         doi=doi,
         arxiv_id=r.text(external.get("ArXiv")) or r.arxiv_id_from_doi(doi),
         source_id=paper_id,
-        is_preprint=is_preprint,
+        is_preprint=r.is_preprint(None, [primary], doi),
         url=r.text(paper.get("url")) or f"https://www.semanticscholar.org/paper/{paper_id}",
     )
 

@@ -158,7 +158,8 @@ class EntryIndex:
                 self.colliding.discard(group)
         if remove:
             self.invalid.pop(id(ref), None)
-        elif any(p.code == "INVALID_IDENTIFIER" for p in reference_ids(ref).problems):
+        elif any(p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
+                 for p in reference_ids(ref).problems):
             self.invalid[id(ref)] = ref
 
     def problems(self, bib: Bibliography) -> list[Problem]:
@@ -231,5 +232,5 @@ def _invalidreference_ids(r: Reference) -> list[Problem]:
         Problem(code=p.code, span=r.span_of(p.field), message=p.message,
                 severity=Severity.WARNING, key=r.key)
         for p in reference_ids(r).problems
-        if p.code == "INVALID_IDENTIFIER"
+        if p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
     ]
