@@ -1,8 +1,10 @@
 import pytest
 
 from citelsp.documents.model import Person, Work
+from citelsp.documents.works import is_preprint_venue
 from citelsp.resolution.outcome import Record
-from citelsp.verdict.accuracy import accuracy_conflicts, is_preprint_venue, venues_agree
+from citelsp.verdict.accuracy import accuracy_conflicts, venues_agree
+from citelsp.verdict.checklist import conflict_text
 
 AUTHORS = (Person("Vaswani", "Ashish"), Person("Shazeer", "Noam"), Person("Parmar", "Niki"))
 
@@ -100,16 +102,51 @@ def test_record_without_a_field_is_ignored_for_it():
 
 
 @pytest.mark.parametrize(
-    "authors",
+    ("authors", "et_al"),
     [
-        (Person("Vaswani", "A."),),  # omitted co-authors
-        (Person("Vaswani", "A."), Person("Parmar", "N.")),  # gap is fine
-        (Person("VASWANI", "A."), Person("Shazeer", "N.")),
-        (Person("OpenAI Team", literal=True), Person("Shazeer", "N.")),  # organizations
+        ((Person("VASWANI", "A."), Person("Shazeer", "N."), Person("Parmar", "N.")), False),
+        ((Person("Vaswani", "A."),), True),  # "and others"
+        ((Person("Vaswani", "A."), Person("Parmar", "N.")), True),  # a gap, with "and others"
+        ((Person("OpenAI Team", literal=True), Person("Shazeer", "N.")), False),  # organizations
+        ((Person("Google Brain", literal=True),), False),
     ],
 )
-def test_authors_agree(authors):
-    assert "author" not in fields(change(authors=authors))
+def test_authors_agree(authors, et_al):
+    assert "author" not in fields(change(authors=authors, has_et_al=et_al))
+
+
+FIVE = tuple(Person(f, g) for g, f in [("Y.", "Wang"), ("D.", "Foster"), ("A.", "Krishnamurthy"),
+                                       ("A.", "Rakhlin"), ("R.", "Wang")])
+
+
+def test_an_incomplete_author_list_conflicts_and_says_who_is_missing():
+    record = Record("crossref", authors=FIVE)
+    cited = change(authors=(FIVE[0], FIVE[2]))
+    [conflict] = accuracy_conflicts(cited, "inproceedings", (record,))
+    assert (conflict.field, conflict.reason) == ("author", "METADATA_CONFLICT")
+    assert conflict.note.startswith("cites 2 of the record's 5 authors")
+    assert "missing Foster, Rakhlin, Wang" in conflict.note
+    text = conflict_text(conflict)
+    assert text.startswith("author cited as \u201cWang, Krishnamurthy\u201d; Crossref has "
+                           "\u201cWang, Foster, Krishnamurthy, Rakhlin, Wang\u201d")
+
+
+def test_an_incomplete_author_list_is_fine_when_some_record_has_no_more_authors():
+    short = Record("semantic_scholar", authors=(FIVE[0], FIVE[2]))
+    assert "author" not in fields(change(authors=(FIVE[0], FIVE[2])),
+                                  (Record("crossref", authors=FIVE), short))
+
+
+def test_a_truncated_record_is_no_evidence_of_an_omission():
+    truncated = Record("openalex", authors=FIVE[:3], authors_truncated=True)
+    assert "author" not in fields(change(authors=FIVE[:2]), (truncated,))
+    # ... but a cited author absent from it still is
+    assert "author" in fields(change(authors=(FIVE[0], Person("Hinton", "G."))), (truncated,))
+
+
+def test_organizations_on_the_record_side_are_not_missing_authors():
+    record = Record("crossref", authors=(*FIVE[:2], Person("ATLAS Collaboration", literal=True)))
+    assert "author" not in fields(change(authors=FIVE[:2]), (record,))
 
 
 @pytest.mark.parametrize(
@@ -204,17 +241,62 @@ def test_preprint_venues_never_conflict(venue):
     assert "venue" not in fields(change(venue="Nature"), (Record("s", venue=venue),))
 
 
+ARXIV = Record("arxiv", title="Attention Is All You Need", arxiv_id="1706.03762", years=(2017,),
+               venue="arXiv", is_preprint=True)
+
+
+def test_a_preprint_record_does_not_hide_a_wrong_venue_when_the_published_version_matched():
+    found = fields(change(venue="ICML"), (ARXIV, RECORD))
+    assert found["venue"] == ("METADATA_CONFLICT", "ICML",
+                              "Advances in Neural Information Processing Systems")
+
+
+def test_a_work_known_only_as_a_preprint_leaves_the_cited_venue_unchallenged():
+    """A preprint cited with the venue it appeared at later: the index cannot know yet."""
+    openalex = Record("openalex", title="Attention Is All You Need", years=(2017,),
+                      venue="arXiv (Cornell University)", is_preprint=True)
+    assert "venue" not in fields(change(venue="NeurIPS"), (ARXIV, openalex))
+    assert "venue" not in fields(change(venue="Journal of Made-up Results"), (ARXIV,))
+
+
+def test_preprint_names_among_a_published_records_aliases_are_ignored():
+    s2 = Record("semantic_scholar", venue="Neural Information Processing Systems",
+                venue_aliases=("ArXiv",))
+    assert "venue" not in fields(change(venue="NeurIPS"), (s2,))
+    assert "venue" in fields(change(venue="ICML"), (s2,))
+
+
 @pytest.mark.parametrize(
-    ("kw", "field"),
+    ("kw", "field", "reason"),
     [
-        ({"volume": "31"}, "volume"),
-        ({"issue": "2"}, "issue"),
-        ({"pages": "6000--6010"}, "pages"),
+        ({"volume": "31"}, "volume", "METADATA_CONFLICT"),
+        ({"pages": "6000--6010"}, "pages", "METADATA_CONFLICT"),
+        ({"issue": "2"}, "issue", "METADATA_DETAIL"),
+        ({"volume": "XXX"}, "volume", "METADATA_DETAIL"),  # roman numerals
+        ({"pages": "e6000"}, "pages", "METADATA_DETAIL"),
     ],
 )
-def test_details_are_metadata_detail(kw, field):
-    assert fields(change(**kw)) == {field: ("METADATA_DETAIL", *fields(change(**kw))[field][1:])}
-    assert fields(change(**kw))[field][0] == "METADATA_DETAIL"
+def test_plain_number_volume_and_first_page_conflict_other_forms_are_details(kw, field, reason):
+    assert fields(change(**kw)) == {field: (reason, *fields(change(**kw))[field][1:])}
+
+
+@pytest.mark.parametrize(
+    ("pages", "record"),
+    [
+        ("1--12", Record("crossref", article_number="103456")),  # per-article pagination
+        ("103456", Record("crossref", article_number="103456")),
+        ("e0123456", Record("crossref", first_page="e0123456", article_number="e0123456")),
+        ("98:1--98:76", Record("openalex", first_page="1")),  # JMLR paper:page
+        ("pp. 5998-6008", Record("openalex", first_page="5998")),
+    ],
+)
+def test_article_numbers_and_page_forms_agree(pages, record):
+    assert "pages" not in fields(change(pages=pages), (record,))
+
+
+def test_an_article_number_that_differs_is_only_a_detail():
+    assert fields(change(pages="12--20"), (Record("crossref", article_number="103456"),)) == {
+        "pages": ("METADATA_DETAIL", "12", "103456")}
 
 
 def test_detail_forms_agree():

@@ -26,7 +26,7 @@ SCHEMAS = ROOT / "schemas"
 BIB = r"""
 @article{real,
   title = {Augmenting large language models with chemistry tools},
-  author = {Bran, Andres M. and Cox, Sam},
+  author = {Bran, Andres M. and Cox, Sam and others},
   year = {2024},
   journal = {Nature Machine Intelligence},
   doi = {10.1038/s42256-024-00832-8},
@@ -49,20 +49,20 @@ BIB = r"""
 @misc{zenodo,
   title = {Signal Integration At Spherical Bushy Cells Enhances Representation Of Temporal
            Structure But Limits Its Range},
-  author = {Keine, Christian and R{\"u}bsamen, Rudolf},
+  author = {Keine, Christian and R{\"u}bsamen, Rudolf and others},
   year = {2017},
   doi = {10.5281/zenodo.1001813},
 }
 @article{arxivdoi,
   title = {Crowdsourcing open citations with CROCI -- An analysis of the current status of
            open citations, and a proposal},
-  author = {Heibi, Ivan and Peroni, Silvio},
+  author = {Heibi, Ivan and Peroni, Silvio and others},
   year = {2019},
   doi = {10.48550/arXiv.1902.02534},
 }
 @article{titleonly,
   title = {Augmenting large language models with chemistry tools},
-  author = {Bran, Andres M. and Cox, Sam},
+  author = {Bran, Andres M. and Cox, Sam and others},
   year = {2024},
   journal = {Nature Machine Intelligence},
 }

@@ -92,7 +92,8 @@ CSL = [
      "author": [{"family": "Doe", "given": "John"}], "issued": {"date-parts": [[2022]]},
      "DOI": FAKE_DOI},
     {"id": "cslreal", "type": "article-journal", "title": REAL_TITLE,
-     "author": [{"family": "Bran", "given": "Andres M."}], "issued": {"date-parts": [[2024]]},
+     "author": [{"family": "Bran", "given": "Andres M."}, {"literal": "others"}],
+     "issued": {"date-parts": [[2024]]},
      "container-title": "Nature Machine Intelligence", "DOI": REAL_DOI},
 ]
 

@@ -405,6 +405,64 @@ def test_books_without_a_match_have_no_automated_source():
     assert (v.item.priority, v.item.reason_code) == ("P3", "NO_AUTOMATED_SOURCE")
 
 
+def test_a_misc_entry_that_names_a_preprint_server_is_graded_as_a_paper():
+    """DESIGN.md §4 "Entries that are papers whatever their type"."""
+    outcomes = {
+        "crossref": o("crossref", "unmatched", "title"),
+        "openalex": o("openalex", "unmatched", "title"),
+    }
+    for claims in ({"names_preprint": True}, {"names_proceedings": True}):
+        paper = Work(title=TITLE, year=2017, **claims)
+        for kind in ("misc", "online", "unpublished", "manuscript"):
+            v = verify(outcomes, work=paper, ids=ReferenceIds(), entry_type=kind)
+            assert (v.item.priority, v.item.reason_code) == ("P1", "NOT_FOUND_IN_INDEXES")
+    web_page = Work(title="PyTorch documentation", url="https://pytorch.org/docs")
+    v = verify(outcomes, work=web_page, ids=ReferenceIds(), entry_type="misc")
+    assert (v.item.priority, v.item.reason_code) == ("P3", "NO_AUTOMATED_SOURCE")
+    book = Work(title=TITLE, names_preprint=True)
+    assert verify(outcomes, work=book, ids=ReferenceIds(), entry_type="book").item.priority == "P3"
+
+
+def test_a_placeholder_identifier_is_a_p1_item_even_when_the_title_matched():
+    from citelsp.resolution.identifiers import IdentifierProblem
+
+    problem = IdentifierProblem("doi", "PLACEHOLDER_IDENTIFIER",
+                                "DOI '10.xxxx/abc' is a placeholder: the real DOI is missing")
+    record = Record("crossref", TITLE, (TITLE,), authors=AUTHORS, years=(2017,))
+    v = verify({"crossref": o("crossref", "matched", "title", record=record)},
+               ids=ReferenceIds(problems=(problem,)))
+    assert v.verdict == "true"
+    assert (v.item.priority, v.item.reason_code) == ("P1", "PLACEHOLDER_IDENTIFIER")
+    assert "the real DOI is missing" in v.item.message
+    assert REASONS["PLACEHOLDER_IDENTIFIER"].local  # the field shows the local diagnostic
+
+
+def test_conflict_messages_name_the_field_both_values_and_the_source():
+    crossref = Record("crossref", TITLE, (TITLE,), authors=AUTHORS, years=(2017,),
+                      venue="Advances in Neural Information Processing Systems")
+    s2 = Record("semantic_scholar", TITLE, (TITLE,), authors=AUTHORS, years=(2017,),
+                venue="Neural Information Processing Systems")
+    cited = Work(title=TITLE, authors=AUTHORS, year=2017, venue="ICML")
+    v = verify({"crossref": o("crossref", "matched", "id", record=crossref),
+                "semantic_scholar": o("semantic_scholar", "matched", "id", record=s2)},
+               work=cited)
+    [finding] = [f for f in v.findings if f.field == "venue"]
+    assert ("venue cited as \u201cICML\u201d; Crossref has \u201cAdvances in Neural Information "
+            "Processing Systems\u201d; Semantic Scholar has \u201cNeural Information Processing "
+            "Systems\u201d") in finding.message
+
+
+def test_exact_title_rejections_from_several_sources_are_one_conflict():
+    rejected = FieldConflict("year", "2012", "2017", by_source=(("crossref", "2017"),))
+    also = FieldConflict("year", "2012", "2017", by_source=(("openalex", "2017"),))
+    v = verify({"crossref": o("crossref", "unmatched", "title", conflicts=(rejected,)),
+                "openalex": o("openalex", "unmatched", "title", conflicts=(also,))},
+               ids=ReferenceIds())
+    [conflict] = v.conflicts
+    assert conflict.by_source == (("crossref", "2017"), ("openalex", "2017"))
+    assert "Crossref and OpenAlex have \u201c2017\u201d" in v.item.message
+
+
 def test_manual_entries_have_no_automated_source():
     manual = Work(title=TITLE, year=2017, manual=True)
     v = verify(
@@ -474,9 +532,9 @@ def test_exact_title_rejected_by_conflict_is_metadata_conflict():
 
 
 def test_accuracy_conflicts_make_one_item_with_other_reasons():
-    cited = Work(title=TITLE, authors=AUTHORS, year=2012, venue="NeurIPS", volume="31")
+    cited = Work(title=TITLE, authors=AUTHORS, year=2012, venue="NeurIPS", issue="3")
     record = Record(
-        "crossref", TITLE, (TITLE,), authors=AUTHORS, years=(2017,), volume="30", doi=DOI.value
+        "crossref", TITLE, (TITLE,), authors=AUTHORS, years=(2017,), issue="2", doi=DOI.value
     )
     v = verify({"crossref": o("crossref", "matched", "id", record=record)}, work=cited)
     assert v.verdict == "true"
@@ -487,7 +545,7 @@ def test_accuracy_conflicts_make_one_item_with_other_reasons():
     )
     assert {(f.reason_code, f.field) for f in v.findings} == {
         ("METADATA_CONFLICT", "year"),
-        ("METADATA_DETAIL", "volume"),
+        ("METADATA_DETAIL", "issue"),
     }
 
 
@@ -598,3 +656,8 @@ def test_generated_verifications_obey_the_contract():
             entry_type=rng.choice(["article", "book", "misc", "paper-conference"]),
             retraction=rng.choice([None, Retraction("crossref")]),
         )
+
+
+def test_every_reason_code_is_documented_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [code for code in REASONS if f"\n#### {code}\n" not in readme] == []

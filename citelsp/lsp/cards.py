@@ -13,6 +13,7 @@ from citelsp.documents.text import normalize_title
 from citelsp.lsp.markup import Markup
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
+from citelsp.verdict.checklist import conflict_text
 from citelsp.verdict.reasons import REASONS
 from citelsp.workspace.snapshot import ReferenceResult
 
@@ -66,9 +67,8 @@ def verification_card(result: ReferenceResult, m: Markup) -> str:
     if judgement.matched is not None:
         lines += ["", f"{m.bold('Matched record:')} {record_line(judgement.matched, m)}"]
     if judgement.conflicts:
-        lines.append(f"{m.bold('Conflicts:')} " + "; ".join(
-            f"{m.text(c.field)}: cited {m.text(c.cited)}, found {m.text(c.found)}"
-            for c in judgement.conflicts))
+        lines.append(m.bold("Conflicts:"))
+        lines += [f"- {m.text(conflict_text(c))}" for c in judgement.conflicts]
     near = distinct(judgement.near_matches)
     if near:
         lines.append(m.bold("Near matches:"))

@@ -2,19 +2,20 @@
 
 A field conflicts only when both sides have it and it disagrees with every matched record
 that has it: several sources describe one work differently, and any one agreeing is enough.
-Comparisons err towards agreement, because a false conflict costs a human's time.
+Comparisons err towards agreement, because a false conflict costs a human's time. A record
+abstains where it cannot know: a preprint on the venue, a list cut short on omitted authors.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
 from citelsp.documents.model import Person, Work
 from citelsp.documents.text import cn_titles_equal, has_han, titles_equal
+from citelsp.documents.works import contains_words, fold_words, is_preprint_venue
 from citelsp.resolution.matching import same_person
 from citelsp.resolution.outcome import FieldConflict, Record
 
@@ -91,22 +92,6 @@ CONFERENCE_ALIASES: tuple[tuple[str, ...], ...] = (
 """Conference and journal names people abbreviate; two venues in one group agree. Entries
 are normalized (lowercase, no punctuation) and matched as whole words."""
 
-PREPRINT_VENUES = (
-    "arxiv",
-    "corr",
-    "biorxiv",
-    "medrxiv",
-    "ssrn",
-    "preprint",
-    "chemrxiv",
-    "psyarxiv",
-    "research square",
-    "preprints org",
-    "techrxiv",
-    "osf preprints",
-)
-"""Venue words that mark a preprint server: a preprint venue never conflicts."""
-
 PREPRINT_TYPES = frozenset({"unpublished", "preprint", "posted-content"})
 
 _STOPWORDS = frozenset(
@@ -130,25 +115,18 @@ _STOPWORDS = frozenset(
         "annual",
     }
 )
-_NON_WORD = re.compile(r"[^a-z0-9]+")
 _ORDINAL = re.compile(r"^(?:\d+(?:st|nd|rd|th)?|first|second|third|[ivxlc]+th)$")
+_DETAIL_PREFIX = re.compile(r"^(?:vol|volume|no|number|issue|pp|p)\s+")
+_NAMES_SHOWN = 8
+"""Author lists longer than this are shortened in messages."""
 
-
-def _fold(s: str) -> str:
-    s = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
-    return _NON_WORD.sub(" ", s.casefold().replace("&", " and ")).strip()
+Vote = tuple[Record, bool | None, str | None]
+"""(record, agrees?, the record's value) — ``None`` when the record cannot be compared."""
 
 
 def _venue_words(s: str) -> list[str]:
     """Folded words of a venue name without years, ordinals or edition numbers."""
-    return [w for w in _fold(s).split() if not _ORDINAL.match(w) and not w.isdigit()]
-
-
-def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
-    n = len(needle)
-    return n > 0 and any(
-        list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1)
-    )
+    return [w for w in fold_words(s) if not _ORDINAL.match(w) and not w.isdigit()]
 
 
 def _is_abbreviation(short: str, full: str) -> bool:
@@ -182,14 +160,8 @@ def _alias_groups(words: list[str]) -> set[int]:
     return {
         i
         for i, group in enumerate(CONFERENCE_ALIASES)
-        if any(_contains(words, alias.split()) for alias in group)
+        if any(contains_words(words, alias.split()) for alias in group)
     }
-
-
-@lru_cache(maxsize=8192)
-def is_preprint_venue(venue: str) -> bool:
-    words = _fold(venue).split()
-    return any(_contains(words, p.split()) for p in PREPRINT_VENUES)
 
 
 @lru_cache(maxsize=16384)
@@ -198,7 +170,7 @@ def venues_agree(a: str, b: str) -> bool:
     wa, wb = _venue_words(a), _venue_words(b)
     if not wa or not wb:
         return True
-    if _contains(wa, wb) or _contains(wb, wa):
+    if contains_words(wa, wb) or contains_words(wb, wa):
         return True
     for short, full in ((wa, wb), (wb, wa)):
         if (
@@ -240,13 +212,32 @@ def _year_agrees(year: int, record: Record, *, cited_preprint: bool) -> bool | N
     return any(abs(year - y) <= 1 for y in record.years)
 
 
-def _authors_agree(cited: Sequence[Person], found: Sequence[Person]) -> bool | None:
-    """First author kept, every cited person present, order kept; omissions are fine."""
-    people = [p for p in cited if not p.literal and p.family.strip()]
+def _is_person(p: Person) -> bool:
+    """A person's name, not an organization's (``literal``) nor an empty one."""
+    return not p.literal and bool(p.family.strip())
+
+
+def _names(people: Sequence[Person]) -> str:
+    names = [p.family for p in people]
+    if len(names) > _NAMES_SHOWN:
+        return ", ".join(names[: _NAMES_SHOWN - 2]) + f", … ({len(names)} in all)"
+    return ", ".join(names)
+
+
+def _authors_vote(work: Work, record: Record) -> tuple[bool | None, str]:
+    """Does the record's author list agree with the cited one, and if not, why (a note).
+
+    First author kept, every cited person present, order kept. A cited list that leaves out
+    some of the record's people disagrees too, unless it says it is incomplete ("and
+    others"), names an organization (never compared), or the source cut its list short.
+    """
+    cited, found = work.authors, record.authors
+    people = [p for p in cited if _is_person(p)]
     if not people or not found:
-        return None
+        return None, ""
     if not cited[0].literal and not found[0].literal and not same_person(cited[0], found[0]):
-        return False
+        return False, ""
+    matched: list[int] = []
     position = -1
     for person in people:
         position = next(
@@ -258,14 +249,41 @@ def _authors_agree(cited: Sequence[Person], found: Sequence[Person]) -> bool | N
             None,
         )
         if position is None:
-            return False
-    return True
+            return False, ""
+        matched.append(position)
+    incomplete_by_design = work.has_et_al or not all(map(_is_person, cited))
+    if incomplete_by_design or record.authors_truncated:
+        return True, ""
+    missing = [p for i, p in enumerate(found) if i not in matched and _is_person(p)]
+    if not missing:
+        return True, ""
+    total = sum(map(_is_person, found))
+    return False, (
+        f"cites {len(people)} of the record's {total} authors, without \u201cand others\u201d;"
+        f" missing {_names(missing)}"
+    )
+
+
+def _venue_vote(work: Work, record: Record) -> bool | None:
+    """A preprint record abstains: only a version of record can contradict a cited venue."""
+    if record.is_preprint:
+        return None
+    if work.issn and record.issns and set(map(_issn, work.issn)) & set(map(_issn, record.issns)):
+        return True
+    names = [n for n in (record.venue, *record.venue_aliases) if n and not is_preprint_venue(n)]
+    if not names:
+        return None
+    return any(venues_agree(work.venue or "", n) for n in names)
 
 
 def _detail(value: str | None) -> str:
-    v = _fold(value or "")
-    v = re.sub(r"^(?:vol|volume|no|number|issue|pp|p)\s+", "", v)
+    v = " ".join(fold_words(value or ""))
+    v = _DETAIL_PREFIX.sub("", v)
     return v.lstrip("0") or v
+
+
+def _plain_number(value: str | None) -> bool:
+    return _detail(value).isdigit()
 
 
 def _first_page(pages: str) -> str:
@@ -273,22 +291,47 @@ def _first_page(pages: str) -> str:
 
 
 def _pages_equal(a: str, b: str) -> bool:
+    """First pages agree, ``e123`` and ``123`` alike, and ``140:1`` (JMLR's paper:page)
+    agrees with either part."""
     x, y = _detail(a), _detail(b)
-    return x == y or x.lstrip("e ") == y.lstrip("e ")
+    if x == y or x.lstrip("e ") == y.lstrip("e "):
+        return True
+    parts = [_detail(p) for p in a.split(":") if ":" in a]
+    return y in parts
+
+
+def _page_vote(cited: str, record: Record) -> tuple[bool | None, bool]:
+    """(agrees?, a plain-number disagreement) for the cited first page.
+
+    An article-numbered paper's own pages start at 1, so a cited first page of 1 agrees with
+    an article number and is never more than a detail against another page number."""
+    found = [v for v in (record.first_page, record.article_number) if v]
+    if not found:
+        return None, False
+    if any(_pages_equal(cited, v) for v in found) or (
+        record.article_number and _detail(cited) == "1"
+    ):
+        return True, False
+    plain = (_plain_number(cited) and _detail(cited) != "1" and record.article_number is None
+             and _plain_number(record.first_page))
+    return False, plain
 
 
 def _conflict(
     field: str,
     cited: str,
-    verdicts: Iterable[bool | None],
-    found: Iterable[str | None],
+    votes: Sequence[Vote],
     reason: str = "METADATA_CONFLICT",
+    note: str = "",
 ) -> FieldConflict | None:
-    """A conflict when some record was comparable and none agreed."""
-    pairs = [(v, f) for v, f in zip(verdicts, found, strict=True) if v is not None]
-    if not pairs or any(v for v, _ in pairs):
+    """A conflict when some record was comparable and none agreed; it names each
+    disagreeing source and what it gives."""
+    compared = [(r, agrees, found) for r, agrees, found in votes if agrees is not None]
+    if not compared or any(agrees for _, agrees, _ in compared):
         return None
-    return FieldConflict(field, cited, "; ".join(dict.fromkeys(f or "" for _, f in pairs)), reason)
+    by_source = tuple((r.source, found or "") for r, _, found in compared)
+    found = "; ".join(dict.fromkeys(f for _, f in by_source))
+    return FieldConflict(field, cited, found, reason, by_source, note)
 
 
 def accuracy_conflicts(
@@ -296,77 +339,70 @@ def accuracy_conflicts(
 ) -> tuple[FieldConflict, ...]:
     """Fields of the citation that disagree with every matched record.
 
-    Field names are logical: title, year, author, venue (METADATA_CONFLICT), and volume,
-    issue, pages (METADATA_DETAIL); the caller maps them to the reference's own fields.
+    Field names are logical: title, year, author, venue, volume, pages (METADATA_CONFLICT
+    when plain numbers differ, METADATA_DETAIL otherwise) and issue (METADATA_DETAIL); the
+    caller maps them to the reference's own fields.
     """
     if not records:
         return ()
     out: list[FieldConflict | None] = []
     rs = list(records)
     if work.title:
-        out.append(
-            _conflict(
-                "title",
-                work.title,
-                [_title_agrees(work.title, r) for r in rs],
-                [r.title for r in rs],
-            )
-        )
-    cited_preprint = entry_type.casefold() in PREPRINT_TYPES or bool(
-        work.venue and is_preprint_venue(work.venue)
+        out.append(_conflict(
+            "title", work.title, [(r, _title_agrees(work.title, r), r.title) for r in rs]))
+    cited_preprint = (
+        entry_type.casefold() in PREPRINT_TYPES
+        or work.names_preprint
+        or bool(work.venue and is_preprint_venue(work.venue))
     )
     if work.year is not None:
-        out.append(
-            _conflict(
-                "year",
-                str(work.year),
-                [_year_agrees(work.year, r, cited_preprint=cited_preprint) for r in rs],
-                [", ".join(str(y) for y in sorted(set(r.years))) for r in rs],
-            )
-        )
+        out.append(_conflict("year", str(work.year), [
+            (r, _year_agrees(work.year, r, cited_preprint=cited_preprint),
+             ", ".join(str(y) for y in sorted(set(r.years))))
+            for r in rs
+        ]))
     if work.authors:
-        out.append(
-            _conflict(
-                "author",
-                ", ".join(p.family for p in work.authors),
-                [_authors_agree(work.authors, r.authors) for r in rs],
-                [", ".join(p.family for p in r.authors) for r in rs],
-            )
-        )
+        author_votes = [(r, *_authors_vote(work, r)) for r in rs]
+        note = next((n for _, agrees, n in author_votes if agrees is False and n), "")
+        out.append(_conflict(
+            "author",
+            _names(work.authors) + (" and others" if work.has_et_al else ""),
+            [(r, agrees, _names(r.authors)) for r, agrees, _ in author_votes],
+            note=note,
+        ))
     if work.venue and not is_preprint_venue(work.venue):
-        out.append(
-            _conflict(
-                "venue", work.venue, [_venue_agrees(work, r) for r in rs], [r.venue for r in rs]
-            )
-        )
-    for name, cited, found_of in (
-        ("volume", work.volume, lambda r: r.volume),
-        ("issue", work.issue, lambda r: r.issue),
-        ("pages", work.pages and _first_page(work.pages), lambda r: r.first_page),
-    ):
-        if cited:
-            equal = _pages_equal if name == "pages" else (lambda a, b: _detail(a) == _detail(b))
-            out.append(
-                _conflict(
-                    name,
-                    cited,
-                    [None if not found_of(r) else equal(cited, found_of(r)) for r in rs],
-                    [found_of(r) for r in rs],
-                    reason="METADATA_DETAIL",
-                )
-            )
+        out.append(_conflict(
+            "venue", work.venue, [(r, _venue_vote(work, r), r.venue) for r in rs]))
+    out += _number_conflicts(work, rs)
     return tuple(c for c in out if c is not None)
 
 
-def _venue_agrees(work: Work, record: Record) -> bool | None:
-    names = [n for n in (record.venue, *record.venue_aliases) if n]
-    if record.is_preprint or any(is_preprint_venue(n) for n in names):
-        return True
-    if work.issn and record.issns and set(map(_issn, work.issn)) & set(map(_issn, record.issns)):
-        return True
-    if not names:
-        return None
-    return any(venues_agree(work.venue or "", n) for n in names)
+def _number_conflicts(work: Work, rs: Sequence[Record]) -> list[FieldConflict | None]:
+    """Volume and first page: METADATA_CONFLICT when both sides are plain numbers; article
+    numbers, ``e123``, roman numerals and every issue number: METADATA_DETAIL."""
+    out: list[FieldConflict | None] = []
+    if work.volume:
+        votes = [(r, None if not r.volume else _detail(work.volume) == _detail(r.volume),
+                  r.volume) for r in rs]
+        plain = _plain_number(work.volume) and all(
+            _plain_number(found) for _, agrees, found in votes if agrees is False)
+        out.append(_conflict("volume", work.volume, votes,
+                             "METADATA_CONFLICT" if plain else "METADATA_DETAIL"))
+    if work.issue:
+        out.append(_conflict("issue", work.issue, [
+            (r, None if not r.issue else _detail(work.issue) == _detail(r.issue), r.issue)
+            for r in rs
+        ], "METADATA_DETAIL"))
+    if work.pages:
+        cited = _first_page(work.pages)
+        page_votes = [(r, *_page_vote(cited, r)) for r in rs]
+        plain = all(p for _, agrees, p in page_votes if agrees is False)
+        out.append(_conflict(
+            "pages", cited,
+            [(r, agrees, r.first_page or r.article_number) for r, agrees, _ in page_votes],
+            "METADATA_CONFLICT" if plain else "METADATA_DETAIL",
+        ))
+    return out
 
 
 def _issn(s: str) -> str:

@@ -11,29 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import quote, quote_plus, urlsplit
 
 from citelsp.documents.model import Work
 from citelsp.documents.text import is_generic_title
+from citelsp.documents.works import graded_as_paper
 from citelsp.resolution.identifiers import ReferenceIds
 from citelsp.resolution.outcome import FieldConflict, Outcome, Record, Retraction
+from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.reasons import REASONS, priority_rank
 from citelsp.verdict.reduce import Verdict, reduce_lookup_verified
-
-ARTICLE_TYPES = frozenset(
-    {
-        "article",
-        "inproceedings",
-        "conference",
-        "article-journal",
-        "article-magazine",
-        "article-newspaper",
-        "paper-conference",
-    }
-)
-"""BibTeX and CSL types of journal articles and proceedings papers (NOT_FOUND_IN_INDEXES)."""
 
 HUMAN_LINK_HOSTS = frozenset(
     {
@@ -216,14 +205,43 @@ class _Findings:
         self.items[(code, where)] = Finding(code, info.priority, where, text)
 
     def conflict(self, c: FieldConflict) -> None:
-        self.add(
-            c.reason,
-            c.field,
-            f"{c.field} cited as \u201c{c.cited}\u201d, found \u201c{c.found}\u201d",
-        )
+        self.add(c.reason, c.field, conflict_text(c))
 
     def ranked(self) -> list[Finding]:
         return sorted(self.items.values(), key=lambda f: priority_rank(f.priority))
+
+
+def conflict_text(c: FieldConflict) -> str:
+    """The field, both values and who gives the other one, so a human can settle it at a
+    glance: 'venue cited as “ICML”; Crossref has “Advances in Neural …”'."""
+    said: dict[str, list[str]] = {}
+    for source, value in c.by_source:
+        said.setdefault(value, []).append(LABELS.get(source, source))
+    if said:
+        found = "; ".join(
+            f"{' and '.join(dict.fromkeys(labels))} "
+            f"{'have' if len(set(labels)) > 1 else 'has'} \u201c{value}\u201d"
+            for value, labels in said.items()
+        )
+    else:
+        found = f"found \u201c{c.found}\u201d"
+    note = f" ({c.note})" if c.note else ""
+    return f"{c.field} cited as \u201c{c.cited}\u201d; {found}{note}"
+
+
+def merged_conflicts(conflicts: Sequence[FieldConflict]) -> tuple[FieldConflict, ...]:
+    """One conflict per (reason, field, cited and found values): several sources rejecting
+    an exact title for the same year are one conflict that names them all."""
+    merged: dict[tuple[str, str, str, str], FieldConflict] = {}
+    for c in conflicts:
+        key = (c.reason, c.field, c.cited, c.found)
+        if key in merged:
+            first = merged[key]
+            merged[key] = replace(first, by_source=first.by_source + tuple(
+                s for s in c.by_source if s not in first.by_source))
+        else:
+            merged[key] = c
+    return tuple(merged.values())
 
 
 def _identifier_detail(code: str, ids: ReferenceIds) -> str:
@@ -302,10 +320,13 @@ def build_judgement(
         for c in conflicts:
             found.conflict(c)
     else:
-        conflicts = tuple(c for o in outcomes.values() for c in o.conflicts)
+        conflicts = merged_conflicts([c for o in outcomes.values() for c in o.conflicts])
         near = tuple(dict.fromkeys(r for o in outcomes.values() for r in o.near_matches))
         _no_match_reasons(found, entry_type, work, ids, outcomes, near, conflicts)
 
+    for problem in ids.problems:
+        if problem.code == "PLACEHOLDER_IDENTIFIER":
+            found.add(problem.code, problem.field, problem.message)
     if retraction is not None:
         found.add("RETRACTED", None, retraction.notice_doi or retraction.source)
     for code in extra_reasons:
@@ -364,7 +385,7 @@ def _no_match_reasons(
     chinese = outcomes.get("chinese_literature")
     if chinese is not None and chinese.reason and chinese.status != "matched":
         return  # seed 001: its own row says what applies; general indexes rarely cover it
-    if entry_type.casefold() not in ARTICLE_TYPES:
+    if not graded_as_paper(entry_type, work):
         found.add("NO_AUTOMATED_SOURCE", None, f"entry type {entry_type}")
     elif answered >= 2 and not (near or conflicts or generic):
         found.add("NOT_FOUND_IN_INDEXES")

@@ -9,7 +9,7 @@ from dataclasses import replace
 from citelsp.documents.model import Citation, Problem, Reference
 from citelsp.spans import Span
 from citelsp.verdict.checklist import Judgement
-from citelsp.verdict.reasons import PRIORITY_ORDER, priority_severity
+from citelsp.verdict.reasons import PRIORITY_ORDER, REASONS, priority_severity
 
 FIELD_NAMES = {
     "venue": ("journal", "journaltitle", "booktitle", "container-title", "howpublished"),
@@ -52,6 +52,8 @@ def verification_problems(
     for finding in judgement.findings:
         if finding.priority is None or not shown(finding.priority, min_priority):
             continue
+        if REASONS[finding.reason_code].local:
+            continue  # the local checks already show it on its field
         span = ref.span_of(field_of(ref, finding.field))
         first = placed.get(span)
         if first is None:

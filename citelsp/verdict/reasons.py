@@ -39,6 +39,9 @@ class ReasonInfo:
     the field named by each conflict or problem)."""
     action: str = ""
     """What the human should do (checklist ``human_action``)."""
+    local: bool = False
+    """Also found by the local checks, which show it on its field at once: the verification
+    adds it to the checklist item (and so to the citations), not to the field again."""
 
 
 def priority_severity(priority: str) -> Severity:
@@ -125,6 +128,13 @@ _TABLE: tuple[tuple[str, str, str, str | None, str], ...] = (
         "arxiv",
         _CHECK_ARXIV,
     ),
+    (
+        "PLACEHOLDER_IDENTIFIER",
+        "P1",
+        "A DOI or arXiv id is still to be filled in (a placeholder stands in its place)",
+        None,
+        "Fill in the work's real identifier (or remove the field) and check the work exists.",
+    ),
     ("METADATA_CONFLICT", "P1", "Cited fields disagree with the indexed record", None, _COMPARE),
     (
         "RETRACTED",
@@ -172,7 +182,7 @@ _TABLE: tuple[tuple[str, str, str, str | None, str], ...] = (
     (
         "METADATA_DETAIL",
         "P2",
-        "Volume, issue or first page differ from the indexed record",
+        "Issue, article number or a non-numeric volume or page differs from the indexed record",
         None,
         _COMPARE,
     ),
@@ -245,9 +255,12 @@ _LOCAL: tuple[tuple[str, Severity, str, str | None], ...] = (
     ("HUMAN_REJECTED", Severity.ERROR, "A human rejected this reference", None),
 )
 
+_ALSO_LOCAL = frozenset({"PLACEHOLDER_IDENTIFIER"})
+
 REASONS: dict[str, ReasonInfo] = {
     **{
-        code: ReasonInfo(code, priority, priority_severity(priority), summary, field, action)
+        code: ReasonInfo(code, priority, priority_severity(priority), summary, field, action,
+                         code in _ALSO_LOCAL)
         for code, priority, summary, field, action in _TABLE
     },
     **{
