@@ -231,7 +231,7 @@ def parse_bibtex_names(value: str) -> tuple[tuple[Person, ...], bool]:
     et_al = False
     for name in _split_top_level(value, _AND):
         name = name.strip()
-        if _TRAILING_ET_AL.search(name):
+        if name[-3:].lower().rstrip(".").endswith("al") and _TRAILING_ET_AL.search(name):
             name, et_al = _TRAILING_ET_AL.sub("", name), True
         if not name:
             continue
