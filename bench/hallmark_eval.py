@@ -1,12 +1,16 @@
 """How citelsp's verification engine grades the HALLMARK dev split against a simulated index.
 
-Run: ``python bench/hallmark_eval.py [--limit N] [--json out.json] [--concurrency C]``.
+Run: ``python bench/hallmark_eval.py [--limit N] [--json out.json] [--concurrency C] [--pools]``.
 
 The "real world" is every VALID row of ``fixtures/hallmark/dev_public.jsonl`` plus the two real
 reference pools (``raw_valid_entries_dblp.jsonl``, ``journal_articles.jsonl``), one record per
 work, served by ``bench/simindex.py`` in the real API shapes. The index never sees a label: it
 is built from works only. Every dev row (canaries dropped) is rendered as one BibTeX entry, the
 file is parsed once with citelsp's parser, and the engine verifies every reference.
+
+``--pools`` also grades every entry of the two real pools as a citation (all VALID): over a
+thousand more correct references, drawn apart from the dev split, that must stay free of P0
+and P1 — the check that the rules were not fitted to the dev rows.
 
 The simulated world is closed: a DOI or arXiv id of a real work that is not in these files does
 not exist here (Handle 100), so an identifier a hallucinated row borrowed from an unrelated real
@@ -52,6 +56,8 @@ CLEAN = "clean"
 UNPARSED = "unparsed"
 """The parser rejected the rendered entry (MALFORMED_ENTRY): never verified."""
 GRADES = (*PRIORITIES, CLEAN, UNPARSED)
+POOL_PREFIX = "pool:"
+"""Keys of pool entries graded with ``--pools``."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,12 @@ def dev_rows(path: Path = DEV) -> list[Row]:
             (r.get("subtests") or {}).get("doi_resolves"))
         for r in read_jsonl(path)
     ]
+
+
+def pool_rows() -> list[Row]:
+    """The real pools as VALID rows (keys prefixed ``pool:``), to be cited like dev rows."""
+    return [Row(f"{POOL_PREFIX}{i}", entry_type, fields, "VALID", None)
+            for i, (entry_type, fields) in enumerate(pool_entries())]
 
 
 def pool_entries() -> list[tuple[str, dict[str, str]]]:
@@ -184,7 +196,8 @@ async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16
 
 def summarize(results: Sequence[RowResult]) -> dict:
     """The figures the report prints, as plain data (``--json`` writes them)."""
-    valid = [r for r in results if r.label == "VALID"]
+    pools = [r for r in results if r.key.startswith(POOL_PREFIX)]
+    valid = [r for r in results if r.label == "VALID" and not r.key.startswith(POOL_PREFIX)]
     fake = [r for r in results if r.label == "HALLUCINATED"]
     by_type: dict[str, Counter] = {}
     for r in fake:
@@ -204,6 +217,9 @@ def summarize(results: Sequence[RowResult]) -> dict:
         "valid": len(valid),
         "hallucinated": len(fake),
         "valid_grades": _ordered(Counter(r.grade for r in valid), GRADES),
+        "pool_rows": len(pools),
+        "pool_grades": _ordered(Counter(r.grade for r in pools), GRADES),
+        "pool_flagged": [r.key for r in pools if r.grade in ("P0", "P1")],
         "valid_verdicts": dict(Counter(r.verdict or UNPARSED for r in valid)),
         "valid_reasons": dict(Counter(r.reason_code for r in valid if r.reason_code).most_common()),
         "valid_p0": {
@@ -237,7 +253,7 @@ def _ordered(counts: Counter, keys: Sequence[str]) -> dict[str, int]:
 def report(summary: dict, results: Sequence[RowResult], seconds: float, requests: Counter
            ) -> str:
     lines = [
-        f"HALLMARK dev (canaries dropped): {summary['rows']} rows = "
+        f"HALLMARK dev (canaries dropped): {summary['valid'] + summary['hallucinated']} rows = "
         f"{summary['valid']} VALID + {summary['hallucinated']} HALLUCINATED",
         "",
         "VALID rows",
@@ -252,6 +268,10 @@ def report(summary: dict, results: Sequence[RowResult], seconds: float, requests
     by_key = {r.key: r for r in results}
     for key in [*p0["engine"], *p0["doi_not_in_index"]]:
         lines.extend(_detail(by_key[key]))
+    if summary["pool_rows"]:
+        lines.append(f"POOL rows (real, apart from the dev split): {summary['pool_rows']}, "
+                     f"graded {_counts(summary['pool_grades'])}")
+        lines += [d for key in summary["pool_flagged"] for d in _detail(by_key[key])]
     unparsed = [r.key for r in results if r.grade == UNPARSED]
     if unparsed:
         lines.append(f"  not parsed (MALFORMED_ENTRY, all labels): {', '.join(unparsed)}")
@@ -280,8 +300,12 @@ def report(summary: dict, results: Sequence[RowResult], seconds: float, requests
             + f"{c.get('p0_closed_world', 0):>5}"
         )
     served = sum(requests.values())
+    clean = [r for r in results if r.label == "HALLUCINATED" and r.grade == CLEAN]
     lines += [
         "  (DOI = rows citing a DOI; inIdx = of those, DOIs the simulated index holds)",
+        "",
+        f"  still clean ({len(clean)}):",
+        *(f"    {r.key} {r.hallucination_type}: {'; '.join(r.attempts)[:160]}" for r in clean),
         "",
         f"Timing: {seconds:.1f} s for {summary['rows'] - len(unparsed)} references "
         f"({served} requests to the simulated index, {served / max(seconds, 1e-9):.0f}/s)",
@@ -306,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N dev rows")
     parser.add_argument("--json", type=Path, default=None, help="write figures and rows here")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--pools", action="store_true",
+                        help="also grade every real pool entry (VALID) as a citation")
     parser.add_argument("--cited-venues", action="store_true",
                         help="index venues as the entries cite them (default: as the "
                              "indexes spell them, e.g. 'Advances in Neural Information "
@@ -314,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = dev_rows()
     index = build_index(rows, full_venues=not args.cited_venues)
     chosen = rows[: args.limit] if args.limit else rows
+    if args.pools:
+        chosen = [*chosen, *pool_rows()]
     results, seconds, requests = asyncio.run(evaluate(chosen, index, args.concurrency))
     summary = summarize(results)
     print(f"Simulated index: {len(index.works)} works, {len(index.by_doi)} DOIs, "

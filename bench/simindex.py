@@ -17,6 +17,7 @@ matches come back too, as they do from a real search engine.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import math
 import re
@@ -53,7 +54,10 @@ _ARXIV_NEW = re.compile(r"^(\d{2})(\d{2})\.\d{4,5}$")
 _ARXIV_OLD = re.compile(r"^[a-z-]+(?:\.[a-z]{2})?/(\d{2})(\d{2})\d{3}$", re.IGNORECASE)
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([\w./-]+?)(?:v\d+)?(?:\.pdf)?$", re.IGNORECASE)
 _VERSION = re.compile(r"v\d+$")
+_BARE_SPECIAL = re.compile(r"(?<!\\)[&%]")
 _latex = LatexNodes2Text(math_mode="text")
+OPENALEX_LIST_AUTHORS = 100
+"""OpenAlex lists (search, filter) carry at most this many authorships per work."""
 FULL_VENUES = {
     "neurips": "Advances in Neural Information Processing Systems",
     "icml": "Proceedings of the {year} International Conference on Machine Learning",
@@ -109,7 +113,11 @@ class IndexedWork:
 
 
 def decode(value: str) -> str:
-    """LaTeX to plain text as an index would store it; a DBLP-style trailing period dropped."""
+    """LaTeX and HTML entities (DBLP writes ``&apos;`` and ``&amp;``) to plain text as an
+    index would store it; a DBLP-style trailing period dropped."""
+    for _ in range(3):
+        value = html.unescape(value)
+    value = _BARE_SPECIAL.sub(r"\\\g<0>", value)  # "&" and "%" are text, not LaTeX
     try:
         text = _latex.latex_to_text(value)
     except Exception:  # pylatexenc is tolerant; a broken value still yields its letters
@@ -280,7 +288,7 @@ def crossref_work(work: IndexedWork, score: float | None = None) -> dict:
         "URL": f"https://doi.org/{doi}",
         "prefix": doi.split("/", 1)[0],
         "type": "journal-article" if work.is_journal else "proceedings-article",
-        "title": [work.title],
+        "title": [html.escape(work.title, quote=False)],  # Crossref escapes "&" and "<"
         "author": [
             {"given": g, "family": f, "sequence": "first" if i == 0 else "additional",
              "affiliation": []}
@@ -296,8 +304,10 @@ def crossref_work(work: IndexedWork, score: float | None = None) -> dict:
     return body
 
 
-def openalex_work(work: IndexedWork) -> dict:
+def openalex_work(work: IndexedWork, *, in_list: bool = False) -> dict:
+    """``in_list``: as a search or filter result, where OpenAlex cuts authorships at 100."""
     doi = work.doi or work.arxiv_doi
+    authors = work.authors[:OPENALEX_LIST_AUTHORS] if in_list else work.authors
     source = {"id": f"https://openalex.org/S{work.work_id}", "display_name": work.venue,
               "issn_l": None, "issn": None,
               "type": "journal" if work.is_journal else "conference"} if work.venue else None
@@ -316,8 +326,9 @@ def openalex_work(work: IndexedWork) -> dict:
              "author": {"id": f"https://openalex.org/A{work.work_id}x{i}",
                         "display_name": _name(g, f)},
              "raw_author_name": _name(g, f), "institutions": []}
-            for i, (g, f) in enumerate(work.authors)
+            for i, (g, f) in enumerate(authors)
         ],
+        "is_authors_truncated": len(authors) < len(work.authors),
         "primary_location": {"landing_page_url": landing, "source": source},
         "biblio": {"volume": None, "issue": None, "first_page": None, "last_page": None},
         "is_retracted": False,
@@ -455,7 +466,7 @@ class Router:
             per_page = int(_first(query, "per-page") or 25)
             hits = self.index.search(_first(query, "search"), lambda w: True, per_page)
             return _json(200, {"meta": {"count": len(hits), "page": 1, "per_page": per_page},
-                               "results": [openalex_work(w) for w in hits]})
+                               "results": [openalex_work(w, in_list=True) for w in hits]})
         return None
 
     def semantic_scholar(self, path: str, query: dict, _accept: str) -> Reply | None:
