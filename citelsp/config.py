@@ -2,6 +2,10 @@
 
 One conversion point: ``Settings.from_options`` takes the ``citelsp`` section a client sends
 (``initializationOptions`` or ``workspace/configuration``) plus the environment.
+
+``OPTIONS`` is the one table of client settings. To add a setting: add a row there, read it
+in ``Settings.from_options``, then run ``python editors/vscode/scripts/settings.py`` to
+regenerate the VS Code extension's settings (tests/test_editor_settings.py fails until then).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -36,6 +41,121 @@ DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 
+SOURCE_NAMES = {
+    "crossref": "Crossref",
+    "openalex": "OpenAlex",
+    "semantic_scholar": "Semantic Scholar",
+    "arxiv": "arXiv",
+    "doi_registry": "doi.org (DOI registration agencies and content negotiation)",
+    "handle": "the Handle System (DOI existence)",
+    "datacite": "DataCite",
+    "eutils": "NCBI E-utilities (PubMed)",
+}
+"""How each endpoint is named to a person."""
+
+@dataclass(frozen=True)
+class Option:
+    """One client setting of the ``citelsp`` section, as editors show and send it."""
+
+    name: str
+    """Client name, e.g. ``citelsp.minPriority``."""
+    type: str | tuple[str, ...]
+    """JSON type(s) of the value."""
+    default: Any
+    description: str
+    """Markdown, one or two sentences."""
+    scope: str = "resource"
+    """VS Code scope: ``resource``, ``window``, ``machine-overridable`` or ``machine``.
+
+    ``machine`` (user settings only) for base URLs, paths the server writes to and secrets,
+    so that a cloned repository's workspace settings cannot redirect requests or keys."""
+    env: str | None = None
+    """The environment variable the server reads when the client leaves the setting out."""
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """Further JSON-schema keywords: ``enum``, ``enumDescriptions``, ``minimum``, ``items``."""
+
+    @property
+    def key(self) -> str:
+        """The name inside the ``citelsp`` section: ``minPriority``, ``resolvers.arxiv.baseUrl``."""
+        return self.name.removeprefix("citelsp.")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _resolver_options() -> tuple[Option, ...]:
+    rows: list[Option] = []
+    for name, endpoint in DEFAULT_ENDPOINTS.items():
+        prefix, env = f"citelsp.resolvers.{_camel(name)}", f"CITELSP_{name.upper()}"
+        rows.append(Option(
+            f"{prefix}.baseUrl", "string", endpoint.base_url,
+            f"Base URL of {SOURCE_NAMES[name]}. Plain `http://` only for loopback hosts.",
+            scope="machine", env=f"{env}_BASE_URL"))
+        rows.append(Option(
+            f"{prefix}.minIntervalMs", "integer", endpoint.min_interval_ms,
+            f"Least time between two requests to {SOURCE_NAMES[name]}, in milliseconds.",
+            scope="machine-overridable", env=f"{env}_MIN_INTERVAL_MS", schema={"minimum": 0}))
+    return tuple(rows)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("citelsp.bibliography", "array", [],
+           "Bibliography files (`.bib` or CSL-JSON) used when a manuscript names none in its "
+           "front matter or `\\bibliography{}`. Relative paths are relative to the first "
+           "workspace folder. Empty: every `.bib` and CSL-JSON file in the workspace.",
+           schema={"items": {"type": "string"}}),
+    Option("citelsp.slugMap", ("object", "string", "null"), None,
+           "Maps `<!--ref:slug-->` slugs to citation keys: an object `{\"slug\": \"key\"}` "
+           "or the path of a JSON/YAML file holding one.",
+           schema={"additionalProperties": {"type": "string"}}),
+    Option("citelsp.minPriority", "string", "P3",
+           "Lowest checklist priority shown as a diagnostic.",
+           schema={"enum": list(PRIORITIES), "enumDescriptions": [
+               "Only identifiers that do not exist or name another work",
+               "Also references that need a human check soon (not found, conflicts, retractions)",
+               "Also references that could not be fully checked",
+               "Everything, including references no automated source covers"]}),
+    Option("citelsp.debounceMs", "integer", 200,
+           "Milliseconds after the last edit before the local checks run again.",
+           schema={"minimum": 0}),
+    Option("citelsp.staleDays", "integer", 30,
+           "Cached answers older than this many days are flagged as stale.",
+           env="CITELSP_CACHE_STALE_DAYS", schema={"minimum": 1}),
+    Option("citelsp.offline", "boolean", False,
+           "No network: local checks and cached answers only.", env="CITELSP_OFFLINE"),
+    Option("citelsp.verify", "boolean", True,
+           "Look references up in the bibliographic indexes in the background. Off: local "
+           "checks only."),
+    Option("citelsp.rules", "object", {},
+           "Diagnostic codes to switch off, e.g. `{\"ORPHAN_REFERENCE\": false}` (`\"off\"` "
+           "works too).",
+           schema={"additionalProperties": {"type": ["boolean", "string"]}}),
+    Option("citelsp.mailto", ("string", "null"), None,
+           "E-mail address sent in the User-Agent to Crossref and OpenAlex (their polite pool).",
+           scope="machine-overridable", env="CITELSP_MAILTO"),
+    Option("citelsp.semanticScholarApiKey", ("string", "null"), None,
+           "Semantic Scholar API key (raises its rate limit). Better kept in the environment.",
+           scope="machine", env="CITELSP_SEMANTIC_SCHOLAR_API_KEY"),
+    Option("citelsp.openalexApiKey", ("string", "null"), None,
+           "OpenAlex API key; without one OpenAlex usually refuses. Better kept in the "
+           "environment.", scope="machine", env="CITELSP_OPENALEX_API_KEY"),
+    Option("citelsp.ncbiApiKey", ("string", "null"), None,
+           "NCBI E-utilities API key (PubMed). Better kept in the environment.",
+           scope="machine", env="CITELSP_NCBI_API_KEY"),
+    Option("citelsp.ncbiEmail", ("string", "null"), None,
+           "E-mail address NCBI asks E-utilities users to send; without it the PubMed check "
+           "is skipped.", scope="machine-overridable", env="CITELSP_NCBI_EMAIL"),
+    Option("citelsp.cacheDir", ("string", "null"), None,
+           "Folder of the lookup cache. Empty: the user cache folder.",
+           scope="machine", env="CITELSP_CACHE_DIR"),
+    *_resolver_options(),
+)
+"""Every client setting the server reads, with the default it falls back to."""
+
+DEFAULTS: Mapping[str, Any] = {option.key: option.default for option in OPTIONS}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -43,12 +163,12 @@ class Settings:
     """Bibliography files used when a manuscript names none."""
     slug_map: Mapping[str, str] | str | None = None
     """``ref_slug`` → citation key, or the path of a JSON/YAML file holding that mapping."""
-    min_priority: str = "P3"
+    min_priority: str = DEFAULTS["minPriority"]
     """Lowest checklist priority shown as a diagnostic."""
-    debounce_ms: int = 200
-    stale_days: int = 30
-    offline: bool = False
-    verify: bool = True
+    debounce_ms: int = DEFAULTS["debounceMs"]
+    stale_days: int = DEFAULTS["staleDays"]
+    offline: bool = DEFAULTS["offline"]
+    verify: bool = DEFAULTS["verify"]
     """Run the network verification at all (the language server's background checks)."""
     ignore: tuple[str, ...] = ()
     """Diagnostic codes never shown (``citelsp.rules`` set to false, ``--ignore``)."""
@@ -92,11 +212,12 @@ class Settings:
         return cls(
             bibliography=tuple(str(b) for b in bib or ()),
             slug_map=_slug_map(opts.get("slugMap")),
-            min_priority=_priority(opts.get("minPriority"), "P3"),
-            debounce_ms=_int(opts.get("debounceMs"), 200),
-            stale_days=_int(opts.get("staleDays"), _int(env.get("CITELSP_CACHE_STALE_DAYS"), 30)),
+            min_priority=_priority(opts.get("minPriority"), DEFAULTS["minPriority"]),
+            debounce_ms=_int(opts.get("debounceMs"), DEFAULTS["debounceMs"]),
+            stale_days=_int(opts.get("staleDays"),
+                            _int(env.get("CITELSP_CACHE_STALE_DAYS"), DEFAULTS["staleDays"])),
             offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
-            verify=bool(opts.get("verify", True)),
+            verify=bool(opts.get("verify", DEFAULTS["verify"])),
             ignore=_ignored(opts.get("rules")),
             mailto=opts.get("mailto") or env.get("CITELSP_MAILTO") or None,
             semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
@@ -132,11 +253,6 @@ def _unwrap(options: Mapping) -> Mapping:
     """Accept both ``{"citelsp": {...}}`` and the bare section."""
     inner = options.get("citelsp")
     return inner if isinstance(inner, Mapping) else options
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _int(value, default: int) -> int:
