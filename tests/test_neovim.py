@@ -1,9 +1,11 @@
-"""The Neovim setup (editors/nvim/citelsp.lua) driven in a real headless Neovim.
+"""The Neovim plugin (editors/nvim) driven in a real headless Neovim.
 
-Neovim starts the real server over stdio through the setup's own ``vim.lsp.start_client``
-path; a Lua probe waits for diagnostics, asks for a hover and a completion, runs commands
-(one opens a link through a stand-in ``xdg-open``) and writes what it saw as JSON. The server
-runs offline with a private cache, so nothing reaches the network.
+The plugin is loaded as a plugin manager would: editors/nvim on the runtimepath, then
+``require("citelsp").setup(...)``. Neovim starts the real server over stdio (on 0.7 through
+``vim.lsp.start_client``); a Lua probe waits for diagnostics, asks for a hover, a completion
+and code actions, runs commands (one opens a link through a stand-in ``xdg-open``) and
+``:checkhealth citelsp``, and writes what it saw as JSON. The server runs offline with a
+private cache, so nothing reaches the network.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
-NVIM = shutil.which("nvim")
-SETUP = Path(__file__).resolve().parents[1] / "editors" / "nvim" / "citelsp.lua"
+from citelsp import __version__
+
+NVIM = os.environ.get("CITELSP_TEST_NVIM") or shutil.which("nvim")
+"""Debian's Neovim 0.7.2 in CI; CITELSP_TEST_NVIM runs the same probe on another build."""
+PLUGIN = Path(__file__).resolve().parents[1] / "editors" / "nvim"
 
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not on PATH (apt install neovim)")
 
@@ -55,7 +60,8 @@ vim.lsp.handlers["workspace/configuration"] = function(err, result, ctx, config)
   table.insert(_G.citelsp_probe.configuration, { items = result.items, response = response })
   return response
 end
-dofile(params.setup).setup({ cmd = params.cmd, cmd_env = params.env, settings = params.settings })
+vim.opt.runtimepath:prepend(params.plugin)
+require("citelsp").setup({ cmd = params.cmd, cmd_env = params.env, settings = params.settings })
 """
 
 PROBE = """\
@@ -120,6 +126,17 @@ local function probe()
     position(params.hover[1], params.hover[2]), limit()))
   out.hover = hover and hover.contents
 
+  local actions = first_result(vim.lsp.buf_request_sync(0, "textDocument/codeAction", {
+    textDocument = { uri = vim.uri_from_bufnr(0) },
+    range = { start = { line = params.hover[1], character = params.hover[2] },
+              ["end"] = { line = params.hover[1], character = params.hover[2] } },
+    context = { diagnostics = {} } }, limit()))
+  out.code_actions = {}
+  for _, action in ipairs(actions or {}) do
+    table.insert(out.code_actions, { title = action.title,
+      command = action.command and (action.command.command or action.command) })
+  end
+
   local last = vim.api.nvim_buf_line_count(0)
   vim.api.nvim_buf_set_lines(0, last, last, false, { params.completion_line })
   local labels = {}
@@ -149,6 +166,10 @@ local function probe()
     return vim.endswith(vim.api.nvim_buf_get_name(0), "checklist.md")
   end, 50)
   out.checklist_buffer = vim.api.nvim_buf_get_name(0)
+
+  vim.cmd("buffer " .. vim.fn.bufnr("paper.md"))
+  vim.cmd("checkhealth citelsp")
+  out.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
 end
 
 local ok, err = pcall(probe)
@@ -184,7 +205,7 @@ def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env_for_server = {"CITELSP_OFFLINE": "1", "CITELSP_CACHE_DIR": str(tmp_path / "cache")}
     output = tmp_path / "probe.json"
     params = {
-        "setup": str(SETUP),
+        "plugin": str(PLUGIN),
         "cmd": [sys.executable, "-m", "citelsp"],
         "env": env_for_server,
         "settings": SETTINGS,
@@ -240,6 +261,10 @@ def test_neovim_shows_diagnostics_hover_and_completion(probe_result: dict) -> No
 
     assert probe_result["completion"] == ["he2016deep"]
 
+    titles = {a["title"]: a["command"] for a in probe_result["code_actions"]}
+    assert titles["Search Crossref for this title"] == "citelsp.openUrl"
+    assert titles["Search Google Scholar for this title"] == "citelsp.openUrl"
+
     request = probe_result["configuration"][0]
     assert request["items"] == [{"section": "citelsp"}]
     assert request["response"] == [SETTINGS]
@@ -255,3 +280,15 @@ def test_neovim_runs_commands_and_opens_documents(probe_result: dict) -> None:
     assert probe_result["opened_externally"] == DOI_URL
 
     assert Path(probe_result["checklist_buffer"]) == workspace / ".citelsp" / "checklist.md"
+
+
+def test_neovim_checkhealth_reports_server_version_and_bibliographies(
+        probe_result: dict) -> None:
+    report = "\n".join(probe_result["health"])
+    assert "citelsp: server" in report
+    assert f"version: {__version__}" in report
+    assert "ERROR" not in report, report
+    workspace = Path(probe_result["workspace"])
+    assert "named by paper.md:" in report
+    assert str(workspace / "paper" / "refs.bib") in report
+    assert f"for {workspace}" in report

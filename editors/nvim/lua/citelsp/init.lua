@@ -1,18 +1,16 @@
 -- citelsp for Neovim 0.7+: starts the citelsp language server for manuscripts and
--- bibliographies with vim.lsp.start_client (vim.lsp.start only exists from 0.8 on).
+-- bibliographies. Install editors/nvim with a plugin manager (see editors/nvim/README.md), then
 --
---   dofile("/path/to/citelsp/editors/nvim/citelsp.lua").setup({
---     settings = { mailto = "me@example.org" },
---   })
+--   require("citelsp").setup({ settings = { mailto = "me@example.org" } })
 --
--- (or copy this file to ~/.config/nvim/lua/citelsp.lua and use require("citelsp")).
---
--- One client runs per project root: the nearest folder above the file holding one of
--- `root_markers`, else the file's own folder.
+-- Neovim 0.11+ registers the server with vim.lsp.config and vim.lsp.enable; 0.8–0.10 start it
+-- with vim.lsp.start; 0.7 with vim.lsp.start_client, which is all it has. One client runs per
+-- project root: the nearest folder above the file holding one of `root_markers`, else the
+-- file's own folder.
 
 local M = {}
 
-local defaults = {
+M.defaults = {
   name = "citelsp",
   cmd = { "citelsp" },
   cmd_env = nil,
@@ -28,7 +26,11 @@ local defaults = {
 local LANGUAGE_IDS = { tex = "latex", plaintex = "latex", bib = "bibtex" }
 
 local config = nil
-local clients = {} -- root folder -> client id
+local clients = {} -- root folder -> client id (Neovim 0.7 only)
+
+local function has(version)
+  return vim.fn.has("nvim-" .. version) == 1
+end
 
 -- An empty Lua table encodes as a JSON array; the server expects an object.
 local function as_object(value)
@@ -86,39 +88,61 @@ local function show_document(_, params)
   return { success = ok }
 end
 
-local function client_config(root)
-  local capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities()
+--- The options setup() was given, merged over the defaults.
+function M.options()
+  return config or M.defaults
+end
+
+--- The client configuration without a root: what vim.lsp.config takes on Neovim 0.11+.
+function M.lsp_config()
+  local opts = M.options()
+  local capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities()
   capabilities = vim.tbl_deep_extend("force", capabilities, {
     -- Neovim 0.7 answers workspace/configuration from `settings` but does not announce it.
     workspace = { configuration = true },
     window = { showDocument = { support = true } },
   })
+  local handlers = {}
+  if vim.lsp.handlers["window/showDocument"] == nil then
+    handlers["window/showDocument"] = show_document
+  end
   return {
-    name = config.name,
-    cmd = config.cmd,
-    cmd_env = config.cmd_env,
-    root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    init_options = as_object(config.settings),
-    settings = { citelsp = as_object(config.settings) },
+    name = opts.name,
+    cmd = opts.cmd,
+    cmd_env = opts.cmd_env,
+    filetypes = opts.filetypes,
+    root_markers = opts.root_markers,
+    init_options = as_object(opts.settings),
+    settings = { citelsp = as_object(opts.settings) },
     capabilities = capabilities,
-    flags = config.flags,
+    flags = opts.flags,
     get_language_id = function(_, filetype)
       return LANGUAGE_IDS[filetype] or filetype
     end,
-    handlers = { ["window/showDocument"] = show_document },
-    on_attach = config.on_attach,
+    handlers = handlers,
+    on_attach = opts.on_attach,
   }
 end
 
+local function client_config(root)
+  local client = M.lsp_config()
+  client.root_dir = root
+  client.workspace_folders = { { uri = vim.uri_from_fname(root), name = root } }
+  return client
+end
+
 --- Attaches `bufnr` to the citelsp client of its project, starting the client if needed.
+--- Returns the client id, or nil for buffers that are not files.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local path = vim.api.nvim_buf_get_name(bufnr)
-  if config == nil or path == "" or vim.bo[bufnr].buftype ~= "" then
+  if path == "" or vim.bo[bufnr].buftype ~= "" then
     return nil
   end
-  local root = M.find_root(path, config.root_markers)
+  local root = M.find_root(path, M.options().root_markers)
+  if vim.lsp.start then
+    return vim.lsp.start(client_config(root), { bufnr = bufnr })
+  end
   local client = clients[root] and vim.lsp.get_client_by_id(clients[root])
   if not client or client.is_stopped() then
     local id = vim.lsp.start_client(client_config(root))
@@ -131,9 +155,13 @@ function M.attach(bufnr)
   return clients[root]
 end
 
-local function buffer_client(bufnr)
-  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
-    if client.name == config.name then
+--- The citelsp client attached to `bufnr`, if any.
+function M.client(bufnr)
+  local name = M.options().name
+  local attached = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr })
+    or vim.lsp.buf_get_clients(bufnr)
+  for _, client in pairs(attached) do
+    if client.name == name then
       return client
     end
   end
@@ -143,19 +171,24 @@ end
 --- Runs a citelsp command (`citelsp.reverify`, ...) on the current buffer's server.
 function M.execute(command, arguments, on_result)
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = config and buffer_client(bufnr)
+  local client = M.client(bufnr)
   if not client then
     vim.notify("citelsp is not attached to this buffer", vim.log.levels.WARN)
     return
   end
-  client.request("workspace/executeCommand", { command = command, arguments = arguments },
-    function(err, result)
-      if err then
-        vim.notify(command .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      elseif on_result then
-        on_result(result)
-      end
-    end, bufnr)
+  local params = { command = command, arguments = arguments }
+  local function done(err, result)
+    if err then
+      vim.notify(command .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif on_result then
+      on_result(result)
+    end
+  end
+  if has("0.11") then
+    client:request("workspace/executeCommand", params, done, bufnr)
+  else
+    client.request("workspace/executeCommand", params, done, bufnr)
+  end
 end
 
 local function define_commands()
@@ -189,7 +222,13 @@ end
 --- Configures citelsp: opts override `defaults` key by key (`settings` is the `citelsp`
 --- section, with the camelCase keys the server documents).
 function M.setup(opts)
-  config = vim.tbl_extend("force", defaults, opts or {})
+  config = vim.tbl_extend("force", M.defaults, opts or {})
+  define_commands()
+  if vim.lsp.config and vim.lsp.enable then
+    vim.lsp.config(config.name, M.lsp_config())
+    vim.lsp.enable(config.name)
+    return
+  end
   local group = vim.api.nvim_create_augroup("citelsp", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
@@ -198,7 +237,6 @@ function M.setup(opts)
       M.attach(args.buf)
     end,
   })
-  define_commands()
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr)
         and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
