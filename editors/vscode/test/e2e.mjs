@@ -1,18 +1,18 @@
 // Drives code-server in Debian's headless Chromium (see e2e.sh):
-//   node e2e.mjs URL SCREENSHOT_DIR BROWSER_PROFILE_DIR
+//   node e2e.mjs URL SCREENSHOT_DIR BROWSER_PROFILE_DIR SERVER_PATH_SETTING
 // Exits non-zero, after a screenshot, at the first check that fails.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 
-const [url, shots, profile] = process.argv.slice(2);
+const [url, shots, profile, original] = process.argv.slice(2);
 const WAIT_MS = 90_000;
 const timings = [];
 let mark = Date.now();
 
 function timed(name) {
   const now = Date.now();
-  timings.push(`${name.padEnd(34)} ${((now - mark) / 1000).toFixed(1).padStart(5)}s`);
+  timings.push(`${name.padEnd(46)} ${((now - mark) / 1000).toFixed(1).padStart(5)}s`);
   mark = now;
 }
 
@@ -114,6 +114,37 @@ try {
     if (/already exists|not found/i.test(toasts)) {
       throw new Error(`notification: ${toasts}`);
     }
+  });
+
+  const serverPath = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' })
+    .locator('input').first();
+  await check(page, 'a broken server path gives one notification', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').fill('>Preferences: Open User Settings');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Open User Settings$/ })
+      .first().click();
+    await page.locator('.settings-editor').waitFor();
+    await page.keyboard.type('citelsp.server.path');
+    // In code-server the extension host is "remote": machine settings live in that tab.
+    await page.locator('.settings-tabs-widget .action-label', { hasText: 'Remote' }).click();
+    await serverPath.fill('/nonexistent/citelsp');
+    const toast = page.locator('.notification-toast', { hasText: 'did not start the citelsp server' });
+    await toast.first().waitFor();
+    for (const button of ['Install…', 'Choose interpreter…']) {
+      await toast.first().locator('.monaco-button', { hasText: button }).waitFor();
+    }
+    await page.locator('.statusbar-item', { hasText: 'citelsp' }).filter({ hasNotText: 'P0' })
+      .first().waitFor();
+    const count = await toast.count();
+    if (count !== 1) {
+      throw new Error(`${count} notifications`);
+    }
+  });
+
+  await check(page, 'a fixed server path starts the server again', async () => {
+    await serverPath.fill(original);
+    await page.locator('.statusbar-item', { hasText: /citelsp P0 \d+\s+P1 \d+/ }).first().waitFor();
   });
 } catch {
   failed = true;

@@ -2,8 +2,9 @@
 # End-to-end test of the packaged extension in real VS Code: code-server (from npm) serves
 # VS Code 1.100 to Debian's headless Chromium, driven by playwright-core. It opens
 # examples/paper.md and checks that the extension started the server (status bar), that the
-# Problems panel lists the example's citation diagnostics, and that a hover on a citation
-# shows the reference card. Screenshots go to test/screenshots/ (git-ignored); timings are
+# Problems panel lists the example's citation diagnostics, that a hover on a citation shows
+# the reference card, that a palette command runs, and that a broken citelsp.server.path
+# restarts into one notification (and a fixed one back into a running server). Screenshots go to test/screenshots/ (git-ignored); timings are
 # printed at the end.
 #
 # Needs root (apt-get) the first time, the npm registry and Debian's packages; nothing else
@@ -29,7 +30,13 @@ TIMINGS=()
 step() { TIMINGS+=("$(printf '%-28s %4ds' "$1" $((SECONDS - STEP_START)))"); STEP_START=$SECONDS; }
 STEP_START=$SECONDS
 
-command -v citelsp >/dev/null || { echo "e2e: citelsp is not on PATH (pip install -e .)" >&2; exit 2; }
+# The extension finds `citelsp` on PATH by itself; else it is given this Python's -m citelsp.
+SERVER_PATH=""
+if ! command -v citelsp >/dev/null; then
+    python3 -m citelsp --version >/dev/null ||
+        { echo "e2e: citelsp is not installed (pip install -e .)" >&2; exit 2; }
+    SERVER_PATH="$(python3 -c 'import sys; print(sys.executable)')"
+fi
 
 missing=()
 for tool in chromium:chromium rg:ripgrep make:build-essential g++:build-essential; do
@@ -70,7 +77,12 @@ fi
 "$CODE_SERVER" --version | head -1
 step "code-server"
 
-(cd "$EXTENSION" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent package >/dev/null)
+(
+    cd "$EXTENSION"
+    [ node_modules/.package-lock.json -nt package-lock.json ] ||
+        npm ci --no-audit --no-fund --loglevel=error
+    npm run --silent package >/dev/null
+)
 step "build citelsp.vsix"
 
 RUN="$(mktemp -d /tmp/citelsp-e2e.XXXXXX)"
@@ -87,9 +99,9 @@ cp "$REPO/examples/paper.md" "$REPO/examples/refs.bib" "$RUN/workspace/"
 # at arXiv's 3 s): each lookup comes out "unreachable" at once, and this goes through the
 # extension's mirroring of machine-scoped settings.
 CLOSED="http://127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-python3 - "$RUN/user/User/settings.json" "$CLOSED" <<'PY'
+python3 - "$RUN/user/User/settings.json" "$CLOSED" "$SERVER_PATH" <<'PY'
 import json, sys
-path, closed = sys.argv[1:]
+path, closed, server = sys.argv[1:]
 settings = {
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": False,
@@ -104,6 +116,8 @@ for source in ("crossref", "openalex", "semanticScholar", "arxiv", "doiRegistry"
                "datacite", "eutils"):
     settings[f"citelsp.resolvers.{source}.baseUrl"] = closed
     settings[f"citelsp.resolvers.{source}.minIntervalMs"] = 0
+if server:
+    settings.update({"citelsp.server.path": server, "citelsp.server.args": ["-m", "citelsp"]})
 json.dump(settings, open(path, "w"), indent=2)
 PY
 
@@ -126,7 +140,7 @@ step "start code-server"
 mkdir -p "$HERE/screenshots"
 status=0
 node "$HERE/e2e.mjs" "http://127.0.0.1:$PORT/?folder=$RUN/workspace" "$HERE/screenshots" \
-    "$RUN/browser" || status=$?
+    "$RUN/browser" "$SERVER_PATH" || status=$?
 step "browser checks"
 if [ "$status" -ne 0 ]; then
     echo "--- code-server log ---" >&2
