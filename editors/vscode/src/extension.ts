@@ -1,7 +1,7 @@
 /**
  * citelsp for VS Code: finds the citelsp server, starts it on stdio with vscode-languageclient,
- * mirrors the `citelsp.*` settings to it, and shows verification progress and the P0/P1
- * counts in the status bar.
+ * mirrors the `citelsp.*` settings to it, and shows verification progress, the P0/P1 counts
+ * and the server's `citelsp/status` notice in the status bar.
  *
  * The server advertises its commands (citelsp.reverify, citelsp.showChecklist, ...) and the
  * language client registers them while the server runs; the extension registers none of those
@@ -33,6 +33,8 @@ const DOCUMENTS = [
 ];
 
 const RUNNING_CONTEXT = 'citelsp.serverRunning';
+/** The server's one-line state, e.g. "offline — 4 references not checked" ("" to clear). */
+const STATUS_NOTIFICATION = 'citelsp/status';
 
 function level(severity: vscode.DiagnosticSeverity): Level {
   if (severity === vscode.DiagnosticSeverity.Error) {
@@ -132,6 +134,10 @@ class Controller {
     const client = new LanguageClient('citelsp', 'citelsp',
       { command: server.command, args: server.args }, this.clientOptions());
     client.onDidChangeState((event) => this.setRunning(event.newState === State.Running));
+    client.onNotification(STATUS_NOTIFICATION, (params: { message?: string }) => {
+      this.model.setNotice(params?.message);
+      this.render();
+    });
     this.client = client;
     try {
       await client.start();

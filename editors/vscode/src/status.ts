@@ -1,7 +1,8 @@
 /**
- * What the status-bar item shows: verification progress from `$/progress`, and how many
+ * What the status-bar item shows: verification progress from `$/progress`, how many
  * references need a human check first (P0) or soon (P1), from the diagnostics the client
- * receives. As in `citelsp check --fail-on`, an Error counts as P0 and a Warning as P1; a
+ * receives, and the server's `citelsp/status` notice (e.g. "offline — 4 references not
+ * checked"). As in `citelsp check --fail-on`, an Error counts as P0 and a Warning as P1; a
  * reference's diagnostics on its citations and on its entry count once.
  *
  * No `vscode` import: the unit tests run under plain Node.
@@ -30,13 +31,20 @@ function referenceOf(uri: string, finding: Finding): string {
 export class StatusModel {
   private readonly findings = new Map<string, Finding[]>();
   private progress: string | undefined;
+  private notice = '';
   private running = false;
 
   setRunning(running: boolean): void {
     this.running = running;
     if (!running) {
       this.progress = undefined;
+      this.notice = '';
     }
+  }
+
+  /** The server's `citelsp/status` message; empty when there is nothing to say. */
+  setNotice(message: string | undefined): void {
+    this.notice = message ?? '';
   }
 
   setFindings(uri: string, findings: Finding[]): void {
@@ -82,14 +90,19 @@ export class StatusModel {
     }
     const { p0, p1 } = this.counts();
     const counts = `P0 ${p0}  P1 ${p1}`;
-    const tooltip = `${p0} reference(s) to check first (P0), ${p1} to check soon (P1)` +
+    let tooltip = `${p0} reference(s) to check first (P0), ${p1} to check soon (P1)` +
       ' — click for the human-check checklist';
+    const notice = this.notice ? ` · ${this.notice}` : '';
+    if (this.notice) {
+      tooltip = `${this.notice}\n${tooltip}`;
+    }
     if (this.progress !== undefined) {
       const fraction = /(\d+\/\d+)/.exec(this.progress)?.[1];
       const text = ['$(sync~spin) citelsp', fraction, counts].filter(Boolean).join(' ');
-      return { text, tooltip: `${this.progress}\n${tooltip}`, command: 'citelsp.showChecklist' };
+      return { text: text + notice, tooltip: `${this.progress}\n${tooltip}`,
+        command: 'citelsp.showChecklist' };
     }
     const icon = p0 > 0 ? '$(error)' : p1 > 0 ? '$(warning)' : '$(check)';
-    return { text: `${icon} citelsp ${counts}`, tooltip, command: 'citelsp.showChecklist' };
+    return { text: `${icon} citelsp ${counts}${notice}`, tooltip, command: 'citelsp.showChecklist' };
   }
 }

@@ -46,3 +46,17 @@ test('progress shows while verification runs', () => {
   model.setRunning(true);
   assert.doesNotMatch(model.view().text, /sync/);
 });
+
+test('the server notice shows after the counts until it is cleared or the server stops', () => {
+  const model = new StatusModel();
+  model.setRunning(true);
+  model.setNotice('offline — 4 references not checked');
+  assert.equal(model.view().text, '$(check) citelsp P0 0  P1 0 · offline — 4 references not checked');
+  assert.match(model.view().tooltip, /^offline — 4 references not checked\n/);
+  model.setNotice('');
+  assert.equal(model.view().text, '$(check) citelsp P0 0  P1 0');
+  model.setNotice('offline — 1 reference not checked');
+  model.setRunning(false);
+  model.setRunning(true);
+  assert.equal(model.view().text, '$(check) citelsp P0 0  P1 0');
+});
