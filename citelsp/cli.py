@@ -295,12 +295,16 @@ def check(ns: argparse.Namespace) -> int:
 
 
 def decide(ns: argparse.Namespace) -> int:
-    from citelsp.verdict.decisions import Decision, PermanentRejection
+    from citelsp.verdict.decisions import Decision, DecisionsRefused, PermanentRejection
 
     root = (ns.root or Path.cwd()).resolve()
     workspace = Workspace(_settings(ns), [root])
     if ns.clear:
-        removed = workspace.decisions.clear(ns.key)
+        try:
+            removed = workspace.decisions.clear(ns.key)
+        except DecisionsRefused as exc:
+            print(f"citelsp: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"cleared: {removed} decision{'s' if removed != 1 else ''} for {ns.key}")
         return EXIT_OK
     refs = workspace.entries(ns.key)
@@ -319,5 +323,8 @@ def decide(ns: argparse.Namespace) -> int:
     except PermanentRejection as exc:
         print(f"citelsp: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
+    except DecisionsRefused as exc:
+        print(f"citelsp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"recorded: {ref.key} {decision.decision}")
     return EXIT_OK

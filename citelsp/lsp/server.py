@@ -24,7 +24,7 @@ from citelsp.reports import RENDERERS
 from citelsp.reports.markdown import render as render_checklist
 from citelsp.spans import Span
 from citelsp.uris import uri_to_path
-from citelsp.verdict.decisions import Decision, PermanentRejection
+from citelsp.verdict.decisions import Decision, DecisionsRefused, PermanentRejection
 from citelsp.workspace import Listener, Workspace, navigation
 
 STATUS_NOTIFICATION = "citelsp/status"
@@ -251,7 +251,10 @@ class CitelspServer(LanguageServer):
             self.parse_pending()
             focus = self.ws.focus[0] if self.ws.focus else None
             for uri in sorted(self.ws.open_uris(), key=lambda u: u != focus):
-                self.publish(uri)
+                try:
+                    self.publish(uri)
+                except Exception:  # one document must never stop the others' diagnostics
+                    log.exception("cannot publish %s", uri)
                 await asyncio.sleep(0)
             if not self._publish_again:
                 return
@@ -579,7 +582,7 @@ def create_server() -> CitelspServer:
         try:
             ls.ws.record(Decision(citation_key=str(key), identity=str(identity),
                                   decision=verdict, note=str(note or "")))
-        except PermanentRejection as exc:
+        except (PermanentRejection, DecisionsRefused) as exc:
             ls.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Warning, message=str(exc)))
             return {"recorded": False}

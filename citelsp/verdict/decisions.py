@@ -9,20 +9,31 @@ for its identity. The file is written atomically, and a file that cannot be read
 from __future__ import annotations
 
 import json
+import logging
 import os
-import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from citelsp.files import FileRefused, inside, read_bytes
+
 DecisionKind = Literal["verified", "rejected"]
 FILE_VERSION = 1
+log = logging.getLogger(__name__)
 
 
 class PermanentRejection(ValueError):
     """Raised when a "verified" decision would overwrite a rejection of the same identity."""
+
+
+class DecisionsRefused(ValueError):
+    """The decisions file is not one citelsp will read or write: a symbolic link that leads
+    out of the workspace, a FIFO or device, or a file over the size cap."""
+
+
+MAX_DECISIONS_BYTES = 8 * 1024 * 1024
 
 
 def _now() -> str:
@@ -43,26 +54,39 @@ class DecisionStore:
     recording different keys do not drop each other's decisions."""
 
     def __init__(self, root: Path) -> None:
-        self.path = Path(root) / ".citelsp" / "decisions.json"
+        self.root = Path(root)
+        self.path = self.root / ".citelsp" / "decisions.json"
         self._decisions: list[Decision] = []
         self.corrupt = False
         """The file exists but could not be read; it is backed up before any rewrite."""
 
     def load(self) -> list[Decision]:
-        self._decisions, self.corrupt = self._read()
+        """The decisions on file; none (with a warning in the log) when the file is refused."""
+        try:
+            self._decisions, self.corrupt, _raw = self._read()
+        except DecisionsRefused as exc:
+            log.warning("%s", exc)
+            self._decisions, self.corrupt = [], False
         return list(self._decisions)
 
-    def _read(self) -> tuple[list[Decision], bool]:
+    def _read(self) -> tuple[list[Decision], bool, bytes]:
+        """(decisions, whether the file is unreadable as decisions, its bytes)."""
+        if not inside(self.path, self.root):
+            raise DecisionsRefused(f"{self.path} leads outside the workspace {self.root} "
+                                   "(a symbolic link): decisions are not read or written there")
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = read_bytes(self.path, MAX_DECISIONS_BYTES)
         except FileNotFoundError:
-            return [], False
-        except (OSError, ValueError):
-            return [], True
+            return [], False, b""
+        except FileRefused as exc:
+            raise DecisionsRefused(f"{self.path}: {exc}") from None
+        except OSError:
+            return [], True, b""
         try:
-            return [Decision(**d) for d in data["decisions"]], False
-        except (TypeError, KeyError):
-            return [], True
+            data = json.loads(raw)
+            return [Decision(**d) for d in data["decisions"]], False, raw
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return [], True, raw
 
     def get(self, key: str, identity: str) -> tuple[Decision | None, bool]:
         """The decision for this key and identity; else the latest one for the key, marked
@@ -80,7 +104,7 @@ class DecisionStore:
 
         Raises ``PermanentRejection`` if that identity was rejected and this says verified.
         """
-        decisions, corrupt = self._read()
+        decisions, corrupt, raw = self._read()
         for d in decisions:
             same = d.citation_key == decision.citation_key and d.identity == decision.identity
             if same and d.decision == "rejected" and decision.decision == "verified":
@@ -95,33 +119,42 @@ class DecisionStore:
         ]
         kept.append(decision)
         if corrupt:
-            shutil.copy2(self.path, self.path.with_name(self.path.name + ".bak"))
+            self._backup(raw)
         self._write(kept)
         self._decisions, self.corrupt = kept, False
 
     def clear(self, key: str) -> int:
         """Remove every decision recorded for ``key``; how many there were."""
-        decisions, corrupt = self._read()
+        decisions, corrupt, _raw = self._read()
         kept = [d for d in decisions if d.citation_key != key]
         removed = len(decisions) - len(kept)
         if removed:
-            if corrupt:
-                shutil.copy2(self.path, self.path.with_name(self.path.name + ".bak"))
             self._write(kept)
         self._decisions, self.corrupt = kept, corrupt and not removed
         return removed
 
     def _write(self, decisions: list[Decision]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"version": FILE_VERSION, "decisions": [asdict(d) for d in decisions]}
-        fd, tmp = tempfile.mkstemp(prefix=".decisions.", suffix=".tmp", dir=self.path.parent)
+        text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        self._replace(self.path, text.encode("utf-8"))
+
+    def _backup(self, raw: bytes) -> None:
+        """Keep an unreadable file's bytes as ``decisions.json.bak`` before a rewrite (a human's
+        decisions are never lost silently)."""
+        self._replace(self.path.with_name(self.path.name + ".bak"), raw)
+
+    def _replace(self, target: Path, data: bytes) -> None:
+        """Write atomically; a symbolic link at ``target`` is replaced, never followed."""
+        if not inside(target.parent, self.root):
+            raise DecisionsRefused(f"{target.parent} leads outside the workspace {self.root}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(payload, f, ensure_ascii=False, indent=2)
-                f.write("\n")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

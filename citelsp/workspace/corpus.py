@@ -20,6 +20,7 @@ from citelsp.documents.parse import (
     Document,
     parse_document,
 )
+from citelsp.files import read_bytes
 from citelsp.uris import path_to_uri, uri_to_path
 
 log = logging.getLogger(__name__)
@@ -28,9 +29,13 @@ SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".citels
 MAX_SCAN_FILES = 2000
 
 
+def decode_document(data: bytes) -> str:
+    """The text of a document file's bytes (UTF-8; undecodable bytes replaced)."""
+    return data.decode("utf-8", errors="replace")
+
+
 def read_document(path: Path) -> str:
-    """The text of a document file (UTF-8; undecodable bytes replaced)."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+    return decode_document(read_bytes(path))
 
 
 class Corpus:
@@ -47,6 +52,8 @@ class Corpus:
         """Open documents by URI (None: open, but not a kind citelsp reads)."""
         self._disk: dict[str, tuple[float, Document | None]] = {}
         self._scanned: list[str] | None = None
+        self.unreadable: dict[str, str] = {}
+        """Files on disk that could not be read, with why."""
         self.generation = 0
 
     # -- documents -------------------------------------------------------------------------
@@ -78,7 +85,8 @@ class Corpus:
         path = uri_to_path(uri)
         try:
             mtime = path.stat().st_mtime
-        except OSError:
+        except (OSError, ValueError):
+            self.unreadable[uri] = "no such file"
             if self._disk.pop(uri, None) is not None:
                 self.generation += 1
             return None
@@ -89,7 +97,10 @@ class Corpus:
             text = read_document(path)
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
+            self.unreadable[uri] = exc.strerror or str(exc)
+            self._disk[uri] = (mtime, None)
             return None
+        self.unreadable.pop(uri, None)
         doc = parse_document(uri, text)
         self._disk[uri] = (mtime, doc)
         self.generation += 1

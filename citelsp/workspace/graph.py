@@ -20,7 +20,7 @@ import yaml
 from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
-from citelsp.workspace.corpus import Corpus
+from citelsp.workspace.corpus import Corpus, read_document
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ class CitationGraph:
         self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
         self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
         self._slug_map: dict[str, str] | None = None
+        self._named: dict[str, list[tuple[str, str | None]]] = {}
+        """Manuscript URI → the bibliography paths it names as written, each with its URI
+        (None when the path cannot name a file at all)."""
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -61,6 +64,7 @@ class CitationGraph:
     def remove(self, uri: str) -> None:
         """``uri`` is no longer known (closed and not needed, or deleted)."""
         self._unlink(uri)
+        self._named.pop(uri, None)
         self._by_key.pop(uri, None)
         self._bibs.pop(uri, None)
         for stale in [k for k, (b, _) in self._keys.items() if b.uri == uri]:
@@ -106,15 +110,21 @@ class CitationGraph:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         base = uri_to_path(manuscript.uri).parent
-        named = [base / p for p in manuscript.bibliography_paths]
+        written = list(manuscript.bibliography_paths)
+        paths = [base / p for p in written if "\0" not in p]
         settings = self.corpus.settings
-        if not manuscript.bibliography_paths and settings.bibliography:
-            named = [self.corpus.setting_path(p) for p in settings.bibliography]
-        if named:
-            uris = [path_to_uri(p) for p in named]
-            for uri in uris:
+        if not written and settings.bibliography:
+            written = list(settings.bibliography)
+            paths = [self.corpus.setting_path(p) for p in written if "\0" not in p]
+        if written:
+            uris = [_uri(p) for p in paths]
+            named = iter(uris)
+            self._named[manuscript.uri] = [(w, None if "\0" in w else next(named))
+                                           for w in written]
+            for uri in filter(None, uris):
                 self.corpus.load(uri)
-            return own + tuple(dict.fromkeys(uris)), False
+            return own + tuple(dict.fromkeys(filter(None, uris))), False
+        self._named.pop(manuscript.uri, None)
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
@@ -135,14 +145,19 @@ class CitationGraph:
         self._bibs[manuscript.uri] = (self.corpus.generation, found)
         return found
 
-    def named_bibliographies(self, manuscript: Manuscript) -> list[str]:
-        """The URIs of the bibliography files ``manuscript`` names (or the setting names for
-        it); empty when it falls back to the workspace's."""
+    def unreadable_bibliographies(self, manuscript: Manuscript) -> list[tuple[str, str]]:
+        """The bibliographies ``manuscript`` names that cannot be used, as written, each
+        with why."""
         if manuscript.uri not in self._uses:
             self._link(manuscript)
-        if manuscript.uri in self._fallback:
-            return []
-        return [u for u in self._uses[manuscript.uri] if u != manuscript.uri]
+        found = []
+        for written, uri in self._named.get(manuscript.uri, []):
+            if uri is None:
+                found.append((written, "the path cannot name a file (a NUL character?)"))
+            elif not isinstance(self.corpus.get(uri), Bibliography):
+                found.append((written, self.corpus.unreadable.get(uri)
+                              or "not a BibTeX or CSL-JSON bibliography"))
+        return found
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:
@@ -293,7 +308,7 @@ class CitationGraph:
             return dict(value)
         path = self.corpus.setting_path(value)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_document(path)
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (OSError, ValueError, yaml.YAMLError) as exc:
             log.warning("cannot read slug map %s: %s", path, exc)
@@ -301,6 +316,13 @@ class CitationGraph:
         if not isinstance(data, dict):
             return {}
         return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def _uri(path) -> str | None:
+    try:
+        return path_to_uri(path)
+    except (OSError, ValueError):
+        return None
 
 
 def reference_at(bibliography: Bibliography, offset: int) -> Reference | None:

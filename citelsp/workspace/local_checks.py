@@ -18,6 +18,7 @@ from citelsp.documents.model import Bibliography, Location, Manuscript, Problem,
 from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, normalize_title
 from citelsp.resolution.identifiers import reference_ids
+from citelsp.spans import Span
 from citelsp.workspace.graph import CitationGraph
 
 
@@ -39,7 +40,8 @@ class LocalChecks:
         """Every local problem of one document: its parse problems plus the cross-document
         checks."""
         if isinstance(doc, Manuscript):
-            problems = list(doc.problems) + self.dangling_citations(doc)
+            problems = (list(doc.problems) + self.unreadable_bibliographies(doc)
+                        + self.dangling_citations(doc))
             if doc.inline is not None:
                 problems += list(doc.inline.problems) + self.bibliography_problems(doc.inline)
             return problems
@@ -59,6 +61,17 @@ class LocalChecks:
             index = self._indexes[uris] = EntryIndex()
         index.update([r for b in bibliographies for r in b.references])
         return index.problems(bib)
+
+    def unreadable_bibliographies(self, manuscript: Manuscript) -> list[Problem]:
+        """A named bibliography that cannot be read, where its name is written."""
+        problems = []
+        for written, why in self.graph.unreadable_bibliographies(manuscript):
+            at = manuscript.text.find(written) if written else -1
+            span = Span(at, at + len(written)) if at >= 0 else Span(0, 0)
+            problems.append(Problem(
+                code="UNREADABLE_BIBLIOGRAPHY", span=span, severity=Severity.ERROR,
+                message=f"bibliography '{written}' cannot be read: {why}"))
+        return problems
 
     def dangling_citations(self, manuscript: Manuscript) -> list[Problem]:
         problems = []

@@ -9,24 +9,34 @@ anything itself, so the editor and the command line cannot disagree.
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from citelsp.config import Settings
-from citelsp.documents.model import Bibliography, Citation, Manuscript, Problem, Reference
+from citelsp.documents.model import (
+    Bibliography,
+    Citation,
+    Manuscript,
+    Problem,
+    Reference,
+    Severity,
+)
 from citelsp.documents.parse import Document
+from citelsp.files import read_bytes
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.resolution.identity import identity_of
+from citelsp.spans import Span
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.verdict.judge import judge
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import severity_priority
-from citelsp.workspace.corpus import Corpus, read_document
+from citelsp.workspace.corpus import Corpus, decode_document
 from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
 from citelsp.workspace.local_checks import LocalChecks
@@ -35,6 +45,8 @@ from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
 from citelsp.workspace.suppressions import Suppressions, suppressions
 from citelsp.workspace.verification import Listener, Verifier
+
+log = logging.getLogger(__name__)
 
 
 class Workspace:
@@ -75,10 +87,10 @@ class Workspace:
     def _bibliography_errors(self, manuscript: Manuscript) -> list[str]:
         """Why a manuscript given on the command line has no bibliography to check against."""
         where = uri_to_path(manuscript.uri)
-        missing = [uri_to_path(u) for u in self.graph.named_bibliographies(manuscript)
-                   if not isinstance(self.corpus.get(u), Bibliography)]
-        if missing:
-            return [f"{where}: its bibliography {path} cannot be read" for path in missing]
+        unreadable = self.graph.unreadable_bibliographies(manuscript)
+        if unreadable:
+            return [f"{where}: its bibliography {written} cannot be read ({why})"
+                    for written, why in unreadable]
         if manuscript.citations and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
             return [f"{where}: no bibliography found: name one in its front matter "
@@ -88,15 +100,14 @@ class Workspace:
     def _open_path(self, path: Path) -> str | None:
         """Open one file given by path; why it cannot be used, if it cannot."""
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except OSError as exc:
             return f"cannot read ({exc.strerror or exc})"
         if not data.strip():
             return "empty file"
         if b"\0" in data[:8192]:
             return "a binary file, not a manuscript or bibliography"
-        text = read_document(path)
-        doc = self.open(path_to_uri(path), text)
+        doc = self.open(path_to_uri(path), decode_document(data))
         if doc is None:
             return "not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, CSL-JSON)"
         if isinstance(doc, Bibliography) and not doc.references and not doc.problems:
@@ -217,7 +228,11 @@ class Workspace:
         if memo is not None and memo[0] == self.corpus.generation:
             return memo[1]
         doc = self.corpus.get(uri)
-        problems = self.checks.problems(doc) if doc is not None else []
+        try:
+            problems = self.checks.problems(doc) if doc is not None else []
+        except Exception as exc:  # one document's bug must not stop the others
+            log.exception("local checks failed on %s", uri)
+            problems = [internal_error(exc)]
         self._local[uri] = (self.corpus.generation, problems)
         return problems
 
@@ -231,10 +246,14 @@ class Workspace:
         minimum = self.settings.min_priority
         found = [p for p in self.local_problems(uri)
                  if shown(severity_priority(p.severity), minimum)]
-        for ref, citations in self._shown_on(doc):
-            result = self.result(ref, citations)
-            if result is not None:
-                found += [p for u, p in decided_problems(result, minimum) if u == uri]
+        try:
+            for ref, citations in self._shown_on(doc):
+                result = self.result(ref, citations)
+                if result is not None:
+                    found += [p for u, p in decided_problems(result, minimum) if u == uri]
+        except Exception as exc:  # the local findings still show
+            log.exception("verification findings failed on %s", uri)
+            found.append(internal_error(exc))
         ignored = self.settings.ignore
         hidden = self._suppressed(doc)
         if ignored or hidden is not NO_SUPPRESSIONS:
@@ -383,6 +402,14 @@ class Workspace:
         ordered = sorted(results.values(), key=lambda r: (r.reference.uri,
                                                           r.reference.span.start))
         return Snapshot(documents, problems, ordered)
+
+
+def internal_error(exc: Exception) -> Problem:
+    """What a document shows when citelsp itself failed on it (a bug, never the data's
+    fault): said on that document, while the others are checked as usual."""
+    return Problem(code="INTERNAL_ERROR", span=Span(0, 0), severity=Severity.ERROR,
+                   message=f"citelsp could not check this document ({type(exc).__name__}: "
+                           f"{str(exc)[:200]}); please report it")
 
 
 def _common_root(paths: Sequence[Path]) -> Path:
