@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from citelsp.config import DEFAULT_ENDPOINTS, Endpoint, Settings
-from citelsp.resolution.http import HttpClient, HttpResponse, quote_path, retry_after_seconds
+from citelsp.links import quote_path
+from citelsp.resolution.http import HttpClient, HttpResponse, retry_after_seconds
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Pacer
 
@@ -515,12 +516,6 @@ async def test_post_json_sends_json_and_303_turns_into_get(fake_time):
     assert post.content == b'{"ids": ["DOI:10.1/x"]}'
     assert post.url.params["fields"] == "title"
     assert get.content == b""
-
-
-def test_quote_path_encodes_everything_but_slashes():
-    assert quote_path("10.1000/a<b>#c?d;e f") == "10.1000/a%3Cb%3E%23c%3Fd%3Be%20f"
-    assert quote_path("10.1002/(SICI)1097-4636") == "10.1002/%28SICI%291097-4636"
-    assert quote_path("10.1/100%") == "10.1/100%25"
 
 
 async def test_invalid_base_url_is_unreachable(fake_time):

@@ -366,7 +366,10 @@ def test_not_found_in_indexes_needs_two_answers_and_an_article():
         "NOT_FOUND_IN_INDEXES",
     )
     assert "pending human check" in v.item.message and "Tried: crossref" in v.item.message
-    assert any(u.startswith("https://search.crossref.org/?q=") for u in v.item.verification_urls)
+    assert any(
+        u.startswith("https://search.crossref.org/search/works?q=")
+        for u in v.item.verification_urls
+    )
     assert any(
         u.startswith("https://scholar.google.com/scholar?q=") for u in v.item.verification_urls
     )

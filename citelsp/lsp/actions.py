@@ -7,10 +7,10 @@ Edits are WorkspaceEdits the user sees before they apply; nothing is written sil
 from __future__ import annotations
 
 import json
-from urllib.parse import quote_plus
 
 from lsprotocol import types
 
+from citelsp import links
 from citelsp.documents.model import Field, Reference
 from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
@@ -47,18 +47,16 @@ def link_actions(ref: Reference, result: ReferenceResult | None) -> list[types.C
     actions = []
     if ids is not None and ids.doi is not None:
         actions.append(_command(f"Open DOI {ids.doi.value} for a human check", OPEN_URL,
-                                f"https://doi.org/{ids.doi.value}"))
+                                links.doi_url(ids.doi.value)))
     if ids is not None and ids.arxiv is not None:
         actions.append(_command(f"Open arXiv {ids.arxiv.value} for a human check", OPEN_URL,
-                                f"https://arxiv.org/abs/{ids.arxiv.value}"))
+                                links.arxiv_url(ids.arxiv.value)))
     title = ref.work.title
     if title:
-        q = quote_plus(title)
         actions.append(_command("Search Crossref for this title", OPEN_URL,
-                                f"https://search.crossref.org/search/works?q={q}"))
-        quoted = quote_plus(f'"{title}"')
+                                links.title_search_url("crossref", title)))
         actions.append(_command("Search Google Scholar for this title", OPEN_URL,
-                                f"https://scholar.google.com/scholar?q={quoted}"))
+                                links.title_search_url("google_scholar", title)))
     return actions
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from citelsp import links
 from citelsp.documents.text import normalize_title
 from citelsp.lsp.markup import Markup
 from citelsp.resolution.outcome import Outcome, Record
@@ -57,7 +58,7 @@ def verification_card(result: ReferenceResult, m: Markup) -> str:
                      f"{m.text(decision.decided_at)}){note}")
     if judgement.retraction is not None:
         r = judgement.retraction
-        notice = m.link(f"https://doi.org/{r.notice_doi}" if r.notice_doi else None,
+        notice = m.link(links.doi_url(r.notice_doi) if r.notice_doi else None,
                         r.notice_doi or "notice")
         lines.append(f"{m.bold('Retraction:')} {m.text(r.kind)} ({m.text(r.source)}"
                      f"{', ' + m.text(r.date) if r.date else ''}) {notice}")
@@ -114,9 +115,9 @@ def record_line(record: Record, m: Markup) -> str:
     if record.year:
         parts.append(str(record.year))
     if record.doi:
-        parts.append(m.link(f"https://doi.org/{record.doi}", f"doi:{record.doi}"))
+        parts.append(m.link(links.doi_url(record.doi), f"doi:{record.doi}"))
     if record.arxiv_id:
-        parts.append(m.link(f"https://arxiv.org/abs/{record.arxiv_id}",
+        parts.append(m.link(links.arxiv_url(record.arxiv_id),
                             f"arXiv:{record.arxiv_id}"))
     return " · ".join(parts)
 

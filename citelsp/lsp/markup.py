@@ -8,12 +8,11 @@ so data can never smuggle a link, image, HTML or ``command:`` URI into a hover.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from lsprotocol import types
 
+from citelsp import links
 from citelsp.reports.safe import markdown_text, printable
-from citelsp.verdict.checklist import HUMAN_LINK_HOSTS
 
 
 @dataclass(frozen=True)
@@ -54,12 +53,12 @@ class Markup:
         return f"`{value.replace('`', chr(39))}`" if self.markdown else value
 
     def link(self, url: str | None, label: str) -> str:
-        """A link only for https URLs on the allowed hosts; otherwise the label alone."""
-        if not url or not _allowed(url):
+        """A link only for URLs ``links.allowed`` passes; otherwise the label alone."""
+        target = links.allowed(url)
+        if target is None:
             return self.text(label)
         if not self.markdown:
-            return f"{self.text(label)} <{url}>"
-        target = url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+            return f"{self.text(label)} <{target}>"
         return f"[{self.text(label)}]({target})"
 
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
@@ -68,9 +67,3 @@ class Markup:
             return [f"| {' | '.join(header)} |", "|" + "---|" * len(header),
                     *[f"| {' | '.join(cells)} |" for cells in rows]]
         return [" · ".join(c for c in cells if c) for cells in rows]
-
-
-def _allowed(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme == "https" and parts.hostname in HUMAN_LINK_HOSTS \
-        and not parts.username

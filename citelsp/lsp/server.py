@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from citelsp import __version__
+from citelsp import __version__, links
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
 from citelsp.documents.parse import Document
 from citelsp.lsp import actions, cards, commands, completion, hover, symbols
@@ -561,7 +561,7 @@ def create_server() -> CitelspServer:
 
     @server.command(actions.OPEN_URL)
     async def open_url(ls: CitelspServer, *args):
-        url = commands.allowed_url(args[0] if args else None)
+        url = links.allowed(args[0] if args else None)
         if url is None:
             raise ValueError("citelsp opens only https links on doi.org, arxiv.org and the "
                              "other allowlisted hosts")

@@ -4,6 +4,7 @@ key), so that everything that sets the exit status is on the list."""
 
 from __future__ import annotations
 
+from citelsp import links
 from citelsp.reports.rows import Row, rows
 from citelsp.reports.safe import markdown_text
 from citelsp.reports.text import summary
@@ -42,8 +43,7 @@ def render(snapshot: Snapshot) -> str:
             if item.other_reasons:
                 lines.append(f"  - Also: {', '.join(f'`{r}`' for r in item.other_reasons)}")
             lines.append(f"  - To do: {markdown_text(item.human_action)}")
-            for url in item.verification_urls:
-                lines.append(f"  - <{url}>")
+            lines += [f"  - <{url}>" for url in item.verification_urls if links.allowed(url)]
             if decision is not None:
                 note = f": {markdown_text(decision.note)}" if decision.note else ""
                 lines.append(f"  - Human decision: **{decision.decision}**{note}")

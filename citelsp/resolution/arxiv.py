@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
 from citelsp.resolution.http import HttpClient, HttpResponse
@@ -125,5 +126,5 @@ def parse_entry(entry: ET.Element) -> Record:
         source_id=versioned,
         work_type="preprint",
         is_preprint=True,
-        url=f"https://arxiv.org/abs/{arxiv_id}",
+        url=links.arxiv_url(arxiv_id),
     )

@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal, Protocol
-from urllib.parse import quote, quote_plus
 
+from citelsp import links
 from citelsp.documents.model import Work
 from citelsp.documents.text import cn_titles_equal, has_han, normalize_cn_title
 from citelsp.resolution.asking import Asked
@@ -241,16 +241,12 @@ def _quote(title: str | None) -> str:
     return f"“{title}”" if title else "a record without a title"
 
 
-def _pubmed_search_url(term: str) -> str:
-    return f"https://pubmed.ncbi.nlm.nih.gov/?term={quote_plus(term)}"
-
-
 def _stubs(result: SearchResult) -> Found | NotFound:
     """An ESearch page as a cacheable answer: one bare record per PMID on the page."""
     if not result.ids:
         return NotFound(f"{PUBMED}: no records")
     return Found(tuple(
-        Record(source=PUBMED, source_id=pmid, url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/")
+        Record(source=PUBMED, source_id=pmid, url=links.pubmed_url(pmid))
         for pmid in result.ids
     ))
 
@@ -321,7 +317,7 @@ class ChineseLiterature:
 
     def _judge_istic(self, doi: Identifier, record: Record, asked: Asked) -> None:
         binding, found = bind_title(self.run.work.title, record)
-        url = f"https://doi.org/{quote(doi.value, safe='/')}"
+        url = links.doi_url(doi.value)
         shown = _without_authors(record)
         if binding == "match":
             self.run.set(RESOLVER, "matched", "id",
@@ -345,7 +341,7 @@ class ChineseLiterature:
         handle = await run.ask("doi_registry", "handle", doi.value,
                                lambda: self.registry.handle(doi.value))
         answer = handle.answer
-        url = f"https://doi.org/{quote(doi.value, safe='/')}"
+        url = links.doi_url(doi.value)
         if answer is None:
             run.offline_skip(RESOLVER)
         elif isinstance(answer, Handle) and not answer.exists:
@@ -421,7 +417,7 @@ class ChineseLiterature:
         asked = await run.ask(PUBMED, "coordinates", query.term,
                               lambda: self._search(query.term, COORDINATE_RETMAX))
         answer = asked.answer
-        url = _pubmed_search_url(query.term)
+        url = links.pubmed_search_url(query.term)
         where = f"{journal.nlm_ta}, {query.described}"
         if answer is None:
             run.offline_skip(RESOLVER)
@@ -516,7 +512,7 @@ class _Unbound:
 
     @property
     def url(self) -> str:
-        return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+        return links.pubmed_url(self.pmid)
 
     def report(self, why: str, asked: Asked) -> None:
         self.run.set(RESOLVER, "unmatched", "title",

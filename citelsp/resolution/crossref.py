@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
-from citelsp.resolution.http import HttpClient, quote_path
+from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Retraction, Unreachable
 
 SOURCE = "crossref"
@@ -29,7 +30,7 @@ class CrossrefClient:
 
     async def by_doi(self, doi: str) -> Found | NotFound | Unreachable:
         """``GET /works/{doi}``; Crossref's 404 (text "Resource not found.") is ``NotFound``."""
-        response = await self._http.get(SOURCE, f"/works/{quote_path(doi)}")
+        response = await self._http.get(SOURCE, f"/works/{links.quote_path(doi)}")
         if isinstance(response, Unreachable):
             return response
         if missing := r.not_found(SOURCE, response):
@@ -103,7 +104,7 @@ def parse_work(work: dict) -> Record:
         work_type=work_type,
         is_preprint=r.is_preprint(work_type, [venue], doi),
         retractions=_retractions(work, doi),
-        url=f"https://doi.org/{doi}",
+        url=links.doi_url(doi) if doi else None,
     )
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
-from citelsp.resolution.http import HttpClient, quote_path
+from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 SOURCE = "datacite"
@@ -24,7 +25,7 @@ class DataCiteClient:
         self._settings = settings
 
     async def by_doi(self, doi: str) -> Found | NotFound | Unreachable:
-        response = await self._http.get(SOURCE, f"/dois/{quote_path(doi)}")
+        response = await self._http.get(SOURCE, f"/dois/{links.quote_path(doi)}")
         if isinstance(response, Unreachable):
             return response
         if missing := r.not_found(SOURCE, response):
@@ -67,7 +68,7 @@ def parse_doi(body: Any) -> Record:
         work_type=work_type,
         is_preprint=r.is_preprint(work_type, [r.text(container.get("title"))], doi)
         or arxiv_id is not None,
-        url=f"https://doi.org/{doi}",
+        url=links.doi_url(doi) if doi else None,
     )
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
-from citelsp.resolution.http import HttpClient, quote_path
+from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
 
 SOURCE = "doi_registry"
@@ -34,7 +35,7 @@ class DoiRegistryClient:
 
         An unknown prefix is ``Agency(None)``: doi.org answers it with a documented status row.
         """
-        response = await self._http.get(SOURCE, f"/doiRA/{quote_path(prefix)}")
+        response = await self._http.get(SOURCE, f"/doiRA/{links.quote_path(prefix)}")
         if isinstance(response, Unreachable):
             return response
         if response.status != 200:
@@ -63,7 +64,7 @@ class DoiRegistryClient:
 
         The proxy answers a missing handle with HTTP 404 and ``{"responseCode": 100, …}``.
         """
-        response = await self._http.get("handle", f"/api/handles/{quote_path(doi)}")
+        response = await self._http.get("handle", f"/api/handles/{links.quote_path(doi)}")
         if isinstance(response, Unreachable):
             return response
         if response.status not in (200, 404):
@@ -84,7 +85,7 @@ class DoiRegistryClient:
 
     async def csl(self, doi: str) -> Found | NotFound | Unreachable:
         """``GET https://doi.org/{doi}``, ``Accept: CSL-JSON``; the HTTP layer follows redirects."""
-        response = await self._http.get(SOURCE, f"/{quote_path(doi)}", accept=CSL_JSON)
+        response = await self._http.get(SOURCE, f"/{links.quote_path(doi)}", accept=CSL_JSON)
         if isinstance(response, Unreachable):
             return response
         if missing := r.not_found(SOURCE, response):
@@ -132,7 +133,7 @@ def parse_csl(item: dict) -> Record:
         work_type=r.text(item.get("type")),
         is_preprint=r.is_preprint(r.text(item.get("type")), [venue], doi)
         or item.get("subtype") == "preprint",
-        url=f"https://doi.org/{doi}" if doi else r.text(item.get("URL")),
+        url=links.doi_url(doi) if doi else links.allowed(r.text(item.get("URL"))),
     )
 
 

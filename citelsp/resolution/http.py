@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -55,11 +54,6 @@ _QUERY_KEYS = {"openalex": "openalex_api_key", "eutils": "ncbi_api_key"}
 _HEADER_KEYS = {"semantic_scholar": ("x-api-key", "semantic_scholar_api_key")}
 _SECRET_PARAM = "api_key"
 _DISPLAY_LIMIT = 200
-
-
-def quote_path(identifier: str) -> str:
-    """Percent-encode an identifier for a URL path, keeping ``/`` (DOIs contain it)."""
-    return quote(identifier, safe="/")
 
 
 @dataclass(frozen=True)
@@ -136,7 +130,7 @@ class HttpClient:
         accept: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> HttpResponse | Unreachable:
-        """GET ``endpoint``'s base URL + ``path`` (already percent-encoded, see ``quote_path``)."""
+        """GET ``endpoint``'s base URL + ``path`` (identifiers encoded by ``links.quote_path``)."""
         return await self._request("GET", endpoint, path, params, accept, headers, None)
 
     async def reachable(self, endpoint: str, timeout_s: float) -> str | None:

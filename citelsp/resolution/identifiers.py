@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 from citelsp.documents.model import Field, Reference
 from citelsp.documents.text import unescape_latex_chars
+from citelsp.links import has_dot_segment
 
 IdentifierKind = Literal["doi", "arxiv"]
 
@@ -64,13 +65,22 @@ def _strip_trailing(s: str) -> str:
     return s
 
 
+def is_doi(s: str) -> bool:
+    """``10.NNNN/suffix`` with a printable suffix and no ``.``/``..`` segment.
+
+    A control or format character (ESC, U+202E) cannot be typed into a resolver and would
+    travel raw into hovers, terminals and an "Add DOI" edit; a dot segment would climb out of
+    an API path. Neither can name a work, whatever the file or an API says."""
+    return bool(_DOI.fullmatch(s)) and s.isprintable() and not has_dot_segment(s)
+
+
 def normalize_doi(raw: str) -> str | None:
     """The DOI in lowercase without prefixes, or ``None`` when it is not ``10.NNNN/…``."""
     s = unescape_latex_chars(raw).strip().strip("{}").strip()
     s = _DOI_PREFIXES.sub("", s)
     s = _strip_trailing(unquote(s).strip())
     s = s.lower()
-    return s if _DOI.fullmatch(s) else None
+    return s if is_doi(s) else None
 
 
 def is_placeholder(raw: str) -> bool:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
-from citelsp.resolution.http import HttpClient, quote_path
+from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Retraction, Unreachable
 
 SOURCE = "openalex"
@@ -28,7 +29,7 @@ class OpenAlexClient:
     async def by_doi(self, doi: str) -> Found | NotFound | Unreachable:
         """``GET /works/doi:{doi}`` (a ``https://doi.org/`` DOI is reduced to the bare DOI)."""
         bare = r.doi(doi) or doi
-        response = await self._http.get(SOURCE, f"/works/doi:{quote_path(bare)}")
+        response = await self._http.get(SOURCE, f"/works/doi:{links.quote_path(bare)}")
         if isinstance(response, Unreachable):
             return response
         if missing := r.not_found(SOURCE, response):
@@ -89,7 +90,7 @@ def parse_work(work: dict) -> Record:
         is_preprint=r.is_preprint(work_type, [venue], doi) or arxiv_id is not None
         or source.get("type") == "repository",
         retractions=(Retraction(SOURCE),) if work.get("is_retracted") is True else (),
-        url=work_id,
+        url=links.allowed(work_id),
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
 from citelsp.resolution.http import HttpClient, HttpResponse
@@ -185,7 +186,7 @@ def parse_article(summary: Summary) -> Record:
         first_page=r.first_page(doc.get("pages")),
         doi=r.doi(ids.get("doi")),
         source_id=summary.uid,
-        url=f"https://pubmed.ncbi.nlm.nih.gov/{summary.uid}/",
+        url=links.pubmed_url(summary.uid),
     )
 
 

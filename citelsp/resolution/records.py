@@ -16,6 +16,7 @@ from citelsp.documents.model import Person
 from citelsp.documents.text import collapse_whitespace, plain_title
 from citelsp.documents.works import is_preprint_doi, is_preprint_venue
 from citelsp.resolution.http import HttpResponse
+from citelsp.resolution.identifiers import is_doi
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
@@ -237,12 +238,14 @@ def date_parts_iso(value: Any) -> str | None:
 
 
 def doi(value: Any) -> str | None:
-    """A DOI without a resolver prefix, lowercased (DOIs compare case-insensitively)."""
+    """A DOI without a resolver prefix, lowercased (DOIs compare case-insensitively); ``None``
+    for anything that cannot be a DOI, so that an API's control characters never reach a
+    hover link or an "Add DOI" edit."""
     raw = text(value)
     if not raw:
         return None
-    bare = _DOI_URL.sub("", raw).strip()
-    return bare.lower() if bare.startswith("10.") else None
+    bare = _DOI_URL.sub("", raw).strip().lower()
+    return bare if is_doi(bare) else None
 
 
 def arxiv_id_from_doi(value: str | None) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 
+from citelsp import links
 from citelsp.documents.model import Reference, Work
 from citelsp.resolution.asking import Asked, Context, Resolution, ask
 from citelsp.resolution.chinese_literature import ChineseLiterature
@@ -332,7 +333,7 @@ class _Run:
     def refute_doi(self, resolver: str, doi: Identifier, asked: Asked, why: str) -> None:
         self.set(resolver, "unmatched", "id", f"DOI {doi.value} does not exist: {why}", asked,
                  reason="DOI_REFUTED", refutes_identifier=True,
-                 url=f"https://doi.org/{doi.value}")
+                 url=links.doi_url(doi.value))
 
     # -- judging an identifier lookup -------------------------------------------------------
 
@@ -340,8 +341,7 @@ class _Run:
                  *, authoritative: bool) -> None:
         label = LABELS[resolver]
         what = "DOI" if ident.kind == "doi" else "arXiv id"
-        url = (f"https://doi.org/{ident.value}" if ident.kind == "doi"
-               else f"https://arxiv.org/abs/{ident.value}")
+        url = links.doi_url(ident.value) if ident.kind == "doi" else links.arxiv_url(ident.value)
         if answer is None:
             return self.offline_skip(resolver)
         if isinstance(answer, Unreachable):
@@ -424,7 +424,7 @@ class _Run:
         candidates = answer.records if isinstance(answer, Found) else ()
         judgement = judge_title_search(self.work, candidates, with_near=False)
         self.candidates[resolver] = candidates
-        search_url = _search_url(resolver, query)
+        search_url = links.title_search_url(resolver, query)
         keep_reason = previous.reason if previous is not None else None
         if judgement.match is not None:
             self.set(resolver, "matched", "title",
@@ -463,17 +463,6 @@ def _quote(title: str | None) -> str:
 
 def _why(answer: Answer | None) -> str:
     return answer.reason if isinstance(answer, Unreachable) else "no usable answer"
-
-
-def _search_url(resolver: str, query: str) -> str:
-    from urllib.parse import quote_plus
-
-    q = quote_plus(query)
-    return {
-        "crossref": f"https://search.crossref.org/search/works?q={q}",
-        "openalex": f"https://openalex.org/works?search={q}",
-        "semantic_scholar": f"https://www.semanticscholar.org/search?q={q}",
-    }[resolver]
 
 
 async def resolve_reference(ref: Reference, ctx: Context) -> Resolution:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
-from citelsp.resolution.http import HttpClient, HttpResponse, quote_path
+from citelsp.resolution.http import HttpClient, HttpResponse
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 SOURCE = "semantic_scholar"
@@ -62,7 +63,7 @@ class SemanticScholarClient:
 
     async def _paper(self, scheme: str, identifier: str) -> Found | NotFound | Unreachable:
         response = await self._http.get(
-            SOURCE, f"/paper/{scheme}:{quote_path(identifier)}", params={"fields": FIELDS}
+            SOURCE, f"/paper/{scheme}:{links.quote_path(identifier)}", params={"fields": FIELDS}
         )
         if isinstance(response, Unreachable):
             return response
@@ -118,7 +119,7 @@ def parse_paper(paper: dict) -> Record:
         arxiv_id=r.text(external.get("ArXiv")) or r.arxiv_id_from_doi(doi),
         source_id=paper_id,
         is_preprint=r.is_preprint(None, [primary], doi),
-        url=r.text(paper.get("url")) or f"https://www.semanticscholar.org/paper/{paper_id}",
+        url=links.allowed(r.text(paper.get("url"))) or links.semantic_scholar_paper_url(paper_id),
     )
 
 

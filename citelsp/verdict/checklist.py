@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from urllib.parse import quote, quote_plus, urlsplit
 
+from citelsp import links
 from citelsp.documents.model import Work
 from citelsp.documents.text import is_generic_title
 from citelsp.documents.works import graded_as_paper
@@ -24,20 +24,18 @@ from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.reasons import REASONS, priority_rank
 from citelsp.verdict.reduce import Verdict, reduce_lookup_verified
 
-HUMAN_LINK_HOSTS = frozenset(
+ARTICLE_TYPES = frozenset(
     {
-        "doi.org",
-        "hdl.handle.net",
-        "arxiv.org",
-        "search.crossref.org",
-        "openalex.org",
-        "www.semanticscholar.org",
-        "commons.datacite.org",
-        "pubmed.ncbi.nlm.nih.gov",
-        "scholar.google.com",
+        "article",
+        "inproceedings",
+        "conference",
+        "article-journal",
+        "article-magazine",
+        "article-newspaper",
+        "paper-conference",
     }
 )
-"""Hosts a verification link may point at (DESIGN.md §7)."""
+"""BibTeX and CSL types of journal articles and proceedings papers (NOT_FOUND_IN_INDEXES)."""
 
 _VERSION = re.compile(r"v\d+$")
 _RECORD_PREFERENCE = ("crossref", "datacite", "openalex", "semantic_scholar", "arxiv")
@@ -147,21 +145,15 @@ def _urls(
 ) -> list[str]:
     urls = []
     if ids.doi is not None:
-        urls.append(f"https://doi.org/{quote(ids.doi.value, safe='/')}")
+        urls.append(links.doi_url(ids.doi.value))
     if ids.arxiv is not None:
-        urls.append(f"https://arxiv.org/abs/{ids.arxiv.value}")
-    urls += [f"https://doi.org/{quote(r.doi, safe='/')}" for r in extra if r.doi]
+        urls.append(links.arxiv_url(ids.arxiv.value))
+    urls += [links.doi_url(r.doi) for r in extra if r.doi]
     urls += [o.url for o in outcomes.values() if o.url]
     if work.title:
-        urls.append(f"https://search.crossref.org/?q={quote_plus(work.title)}")
-        urls.append(
-            f"https://scholar.google.com/scholar?q={quote_plus(chr(34) + work.title + chr(34))}"
-        )
-    safe = [
-        u
-        for u in urls
-        if urlsplit(u).scheme == "https" and urlsplit(u).hostname in HUMAN_LINK_HOSTS
-    ]
+        urls.append(links.title_search_url("crossref", work.title))
+        urls.append(links.title_search_url("google_scholar", work.title))
+    safe = [u for u in urls if links.allowed(u)]
     return list(dict.fromkeys(safe))
 
 
