@@ -7,7 +7,14 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from citelsp.config import Settings
+from citelsp.resolution.arxiv import ArxivClient
+from citelsp.resolution.crossref import CrossrefClient
+from citelsp.resolution.datacite import DataCiteClient
+from citelsp.resolution.doi_registry import DoiRegistryClient
 from citelsp.resolution.http import HttpClient
+from citelsp.resolution.openalex import OpenAlexClient
+from citelsp.resolution.pubmed import PubMedClient
+from citelsp.resolution.semantic_scholar import SemanticScholarClient
 from tests.apiserver import ApiServer, load_default_routes
 
 # --- Loopback API server (tests/apiserver.py) -------------------------------------------------
@@ -38,3 +45,25 @@ async def http_client(api_settings: Settings) -> AsyncIterator[HttpClient]:
 
 
 # --- end of the loopback API server block ------------------------------------------------------
+
+
+# --- Source clients on the loopback server (test_sources.py, test_api_paths.py) ----------------
+
+
+@pytest.fixture
+def sources(http_client: HttpClient, api_settings: Settings):
+    """Every source client, sharing ``http_client``."""
+
+    class Sources:
+        crossref = CrossrefClient(http_client, api_settings)
+        openalex = OpenAlexClient(http_client, api_settings)
+        s2 = SemanticScholarClient(http_client, api_settings)
+        arxiv = ArxivClient(http_client, api_settings)
+        datacite = DataCiteClient(http_client, api_settings)
+        registry = DoiRegistryClient(http_client, api_settings)
+        pubmed = PubMedClient(http_client, api_settings)
+
+    return Sources
+
+
+# --- end of the source clients block -----------------------------------------------------------

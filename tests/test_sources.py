@@ -11,12 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from citelsp.resolution.arxiv import ArxivClient
 from citelsp.resolution.crossref import CrossrefClient
-from citelsp.resolution.datacite import DataCiteClient
-from citelsp.resolution.doi_registry import CSL_JSON, DoiRegistryClient
+from citelsp.resolution.doi_registry import CSL_JSON
 from citelsp.resolution.http import HttpClient
-from citelsp.resolution.openalex import OpenAlexClient
 from citelsp.resolution.outcome import (
     Agency,
     Found,
@@ -28,7 +25,7 @@ from citelsp.resolution.outcome import (
     Unreachable,
 )
 from citelsp.resolution.pubmed import PubMedClient, SearchResult, coordinate_term
-from citelsp.resolution.semantic_scholar import FIELDS, SemanticScholarClient
+from citelsp.resolution.semantic_scholar import FIELDS
 from tests.apiserver import ApiServer, fixture
 
 
@@ -47,20 +44,6 @@ def only(answer) -> Record:
 
 def families(record: Record) -> list[str]:
     return [p.family for p in record.authors]
-
-
-@pytest.fixture
-def sources(http_client: HttpClient, api_settings):
-    class Sources:
-        crossref = CrossrefClient(http_client, api_settings)
-        openalex = OpenAlexClient(http_client, api_settings)
-        s2 = SemanticScholarClient(http_client, api_settings)
-        arxiv = ArxivClient(http_client, api_settings)
-        datacite = DataCiteClient(http_client, api_settings)
-        registry = DoiRegistryClient(http_client, api_settings)
-        pubmed = PubMedClient(http_client, api_settings)
-
-    return Sources
 
 
 # --- Crossref ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from citelsp import __version__
+from citelsp import __version__, links
 from citelsp.config import Settings
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Pacer
@@ -206,6 +206,9 @@ class HttpClient:
     ) -> HttpResponse | Unreachable:
         if endpoint not in self._settings.endpoints:
             return Unreachable(f"unknown endpoint {endpoint!r}")
+        if links.has_dot_segment(path.split("?", 1)[0]):
+            return Unreachable(f"refused request to {endpoint}: a dot segment in the path "
+                               "would leave the API's route")
         try:
             url = httpx.URL(_join(self._settings.endpoints[endpoint].base_url, path))
         except httpx.InvalidURL:
