@@ -6,6 +6,11 @@ One conversion point: ``Settings.from_options`` takes the ``citelsp`` section a 
 ``OPTIONS`` is the one table of client settings. To add a setting: add a row there, read it
 in ``Settings.from_options``, then run ``python editors/vscode/scripts/settings.py`` to
 regenerate the VS Code extension's settings (tests/test_editor_settings.py fails until then).
+
+User level and workspace level: the environment and ``initializationOptions`` are the user's
+own; ``workspace/configuration`` and ``didChangeConfiguration`` answer with the client's merged
+section, which a cloned repository's settings file may have written. A base URL that only the
+merged section names is used, but its origin never receives an API key (``Endpoint.user_level``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ class Endpoint:
 
     base_url: str
     min_interval_ms: int
+    user_level: bool = True
+    """``base_url`` is the default or the user's own (environment, ``initializationOptions``):
+    its origin may receive the API key. A workspace-level base URL receives none; the default
+    origin always may."""
 
 
 DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
@@ -185,25 +194,31 @@ class Settings:
 
     @classmethod
     def from_options(
-        cls, options: Mapping | None = None, environ: Mapping[str, str] | None = None
+        cls,
+        options: Mapping | None = None,
+        environ: Mapping[str, str] | None = None,
+        *,
+        user_options: Mapping | None = None,
     ) -> Settings:
         """Settings from a client's ``citelsp`` section, then the environment, then defaults.
 
         Client values win over environment values, except that secrets may come from either.
+        ``user_options`` is the user-level section (``initializationOptions``) when ``options``
+        is the client's merged one; ``None`` means ``options`` is itself user-level.
         """
         env = os.environ if environ is None else environ
         opts = _unwrap(options or {})
+        user = opts if user_options is None else _unwrap(user_options)
         endpoints = dict(DEFAULT_ENDPOINTS)
-        resolver_opts = opts.get("resolvers") if isinstance(opts.get("resolvers"), Mapping) else {}
         for name, default in DEFAULT_ENDPOINTS.items():
             env_name = name.upper()
-            base = env.get(f"CITELSP_{env_name}_BASE_URL") or default.base_url
+            from_env = env.get(f"CITELSP_{env_name}_BASE_URL") or default.base_url
+            own = _resolver_section(opts, name)
+            user_base = str(_resolver_section(user, name).get("baseUrl") or from_env).rstrip("/")
+            base = str(own.get("baseUrl") or user_base).rstrip("/")
             interval = _int(env.get(f"CITELSP_{env_name}_MIN_INTERVAL_MS"), default.min_interval_ms)
-            own = resolver_opts.get(_camel(name)) or resolver_opts.get(name) or {}
-            if isinstance(own, Mapping):
-                base = str(own.get("baseUrl") or base)
-                interval = _int(own.get("minIntervalMs"), interval)
-            endpoints[name] = Endpoint(base.rstrip("/"), max(0, interval))
+            interval = _int(own.get("minIntervalMs"), interval)
+            endpoints[name] = Endpoint(base, max(0, interval), user_level=base == user_base)
 
         bib = opts.get("bibliography")
         if isinstance(bib, str):
@@ -253,6 +268,15 @@ def _unwrap(options: Mapping) -> Mapping:
     """Accept both ``{"citelsp": {...}}`` and the bare section."""
     inner = options.get("citelsp")
     return inner if isinstance(inner, Mapping) else options
+
+
+def _resolver_section(opts: Mapping, name: str) -> Mapping:
+    """``resolvers.<name>`` (camelCase or snake_case) of a section, or ``{}``."""
+    resolvers = opts.get("resolvers")
+    if not isinstance(resolvers, Mapping):
+        return {}
+    own = resolvers.get(_camel(name)) or resolvers.get(name)
+    return own if isinstance(own, Mapping) else {}
 
 
 def _int(value, default: int) -> int:

@@ -330,7 +330,7 @@ class CitelspServer(LanguageServer):
         self.schedule_publish()
 
     async def configure(self, options: dict) -> None:
-        await self.ws.configure(settings_from_client(options))
+        await self.ws.configure(settings_from_client(options, self.init_options))
         self.timers.run_task(self.ws.want(), "verify")
 
     def workspace_edit(self, edits: list[actions.Edit]) -> types.WorkspaceEdit:
@@ -342,8 +342,10 @@ class CitelspServer(LanguageServer):
                                                                   new_text=new_text))
         return types.WorkspaceEdit(changes=changes)
 
-    async def pull_configuration(self) -> None:
-        options = dict(self.init_options)
+    async def pull_configuration(self, pushed: dict | None = None) -> None:
+        """The client's merged section (workspace-level), else what it pushed, else the
+        initializationOptions (user-level, kept apart: config.py)."""
+        options = dict(self.init_options if pushed is None else pushed)
         if _supports_configuration(self.client_capabilities):
             try:
                 result = await self.workspace_configuration_async(types.ConfigurationParams(
@@ -385,9 +387,8 @@ def create_server() -> CitelspServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CitelspServer,
                                        params: types.DidChangeConfigurationParams) -> None:
-        if isinstance(params.settings, dict) and isinstance(params.settings.get("citelsp"), dict):
-            ls.init_options = dict(params.settings["citelsp"])
-        await ls.pull_configuration()
+        pushed = params.settings.get("citelsp") if isinstance(params.settings, dict) else None
+        await ls.pull_configuration(pushed if isinstance(pushed, dict) else None)
         ls.publish_open()
         ls.schedule_verification()
 

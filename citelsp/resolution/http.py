@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from citelsp import __version__, links
-from citelsp.config import Settings
+from citelsp.config import DEFAULT_ENDPOINTS, Settings
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Pacer
 
@@ -53,6 +53,9 @@ KNOWN_HOSTS = (
 _QUERY_KEYS = {"openalex": "openalex_api_key", "eutils": "ncbi_api_key"}
 _HEADER_KEYS = {"semantic_scholar": ("x-api-key", "semantic_scholar_api_key")}
 _SECRET_PARAM = "api_key"
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+Origin = tuple[str, str, int]
+"""(scheme, host, port) with the port explicit: what an API key is bound to."""
 _DISPLAY_LIMIT = 200
 
 
@@ -103,6 +106,7 @@ class HttpClient:
         self._secrets = settings.secrets()
         self._pacer = pacer or Pacer.from_settings(settings)
         self._allowed_ports = _allowed_ports(settings)
+        self._key_origins = _key_origins(settings)
         self._user_agent = _user_agent(settings.mailto)
         self._client = httpx.AsyncClient(
             transport=transport,
@@ -213,7 +217,7 @@ class HttpClient:
             url = httpx.URL(_join(self._settings.endpoints[endpoint].base_url, path))
         except httpx.InvalidURL:
             return Unreachable(f"invalid URL for {endpoint}")
-        url = url.copy_merge_params(self._query(endpoint, params))
+        url = url.copy_merge_params(params or {})
         for attempt in range(MAX_RETRIES + 1):
             result = await self._follow(method, url, endpoint, accept, headers, body)
             if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:
@@ -247,10 +251,11 @@ class HttpClient:
                 what = "request" if hop == 0 else "redirect"
                 return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
             await self._pacer.wait(url.host)
+            keyed = self._may_send_key(endpoint, url)
             request = self._client.build_request(
                 method,
-                url,
-                headers=self._headers(url, home, endpoint, accept, headers, body is not None),
+                self._with_query_key(url, endpoint) if keyed else url,
+                headers=self._headers(endpoint, keyed, accept, headers, body is not None),
                 content=body,
             )
             result = await self._send(request, accept)
@@ -344,23 +349,24 @@ class HttpClient:
             return f"unexpected port {url.port}"
         return None
 
-    def _query(self, endpoint: str, params: Mapping[str, str] | None) -> dict[str, str]:
-        query = dict(params or {})
+    def _may_send_key(self, endpoint: str, url: httpx.URL) -> bool:
+        """Whether a hop to ``url`` may carry ``endpoint``'s API key: only to the exact origin
+        (scheme, host, port) of its default or user-level base URL (config.Endpoint)."""
+        return _origin(url) in self._key_origins.get(endpoint, ())
+
+    def _with_query_key(self, url: httpx.URL, endpoint: str) -> httpx.URL:
         key = getattr(self._settings, _QUERY_KEYS.get(endpoint, ""), None)
-        if key:
-            query[_SECRET_PARAM] = key
-        return query
+        return url.copy_set_param(_SECRET_PARAM, key) if key else url
 
     def _headers(
         self,
-        url: httpx.URL,
-        home: str,
         endpoint: str,
+        keyed: bool,
         accept: str | None,
         extra: Mapping[str, str] | None,
         json_body: bool,
     ) -> dict[str, str]:
-        """Polite identity on every hop; an API key only on hops to its own endpoint's host."""
+        """Polite identity on every hop; a header API key only where ``keyed``."""
         headers = {"User-Agent": self._user_agent}
         if accept:
             headers["Accept"] = accept
@@ -368,8 +374,8 @@ class HttpClient:
             headers["Content-Type"] = "application/json"
         headers.update(extra or {})
         name, setting = _HEADER_KEYS.get(endpoint, ("", ""))
-        key = getattr(self._settings, setting, None) if setting else None
-        if key and url.host == home:
+        key = getattr(self._settings, setting, None) if setting and keyed else None
+        if key:
             headers[name] = key
         return headers
 
@@ -420,6 +426,29 @@ def _allowed_ports(settings: Settings) -> dict[str, set[int | None]]:
         if base.host:
             allowed.setdefault(base.host.lower(), {None}).add(base.port)
     return allowed
+
+
+def _key_origins(settings: Settings) -> dict[str, frozenset[Origin]]:
+    """Per endpoint, the origins its API key may go to: the default base URL's, and the
+    configured one's when that is user-level (``Endpoint.user_level``)."""
+    found: dict[str, frozenset[Origin]] = {}
+    for name, endpoint in settings.endpoints.items():
+        bases = [endpoint.base_url] if endpoint.user_level else []
+        if name in DEFAULT_ENDPOINTS:
+            bases.append(DEFAULT_ENDPOINTS[name].base_url)
+        origins = set()
+        for base in bases:
+            try:
+                origins.add(_origin(httpx.URL(base)))
+            except httpx.InvalidURL:
+                continue
+        found[name] = frozenset(origins)
+    return found
+
+
+def _origin(url: httpx.URL) -> Origin:
+    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+    return url.scheme, url.host.lower(), port
 
 
 def _join(base_url: str, path: str) -> str:
