@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import shutil
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -205,33 +211,197 @@ def test_delete_and_clear(cache):
     assert cache.get("crossref", "doi", "10.1/b") is None
 
 
-def test_corrupt_database_is_rebuilt(tmp_path, clock):
+# --- whose database, and when it may be rebuilt (issue 13, item 4) -----------------------------
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def filled(directory: Path, clock, count: int = 200) -> None:
+    """Our database with ``count`` answers in it, closed (checkpointed into cache.db)."""
+    answers = AnswerCache(directory, clock=clock)
+    for i in range(count):
+        answers.put("crossref", "doi", f"10.1/{i}", Found((RECORD,)))
+    answers.close()
+
+
+def quick_check(database: Path) -> list[tuple]:
+    with closing(sqlite3.connect(database)) as con:
+        try:
+            return con.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [(str(exc),)]
+
+
+def flip_index_page(database: Path) -> None:
+    """Damage the root page of the expiry index: reads by key still work, so only an
+    integrity check notices (the bit rot that used to stay in place)."""
+    with closing(sqlite3.connect(database)) as con:
+        (root,) = con.execute("SELECT rootpage FROM sqlite_master "
+                              "WHERE name = 'Cache_expire_time'").fetchone()
+        (page_size,) = con.execute("PRAGMA page_size").fetchone()
+    with database.open("r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xff" * 16)
+    assert quick_check(database) != [("ok",)]
+
+
+@contextmanager
+def immutable(path: Path) -> Iterator[None]:
+    """``chattr +i``: read-only even for root (the tests run as root in CI)."""
+    if shutil.which("chattr") is None or subprocess.run(
+            ["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_a_damaged_database_of_ours_is_rebuilt_and_nothing_else_touched(tmp_path, clock):
     directory = tmp_path / "cache"
-    first = AnswerCache(directory, clock=clock)
-    first.put("crossref", "doi", "10.1/x", NotFound())
-    first.close()
+    filled(directory, clock)
     (directory / "notes.txt").write_text("not ours")
-    (directory / "cache.db").write_bytes(b"this is not sqlite" * 500)
+    flip_index_page(directory / "cache.db")
 
     rebuilt = AnswerCache(directory, clock=clock)
-    assert rebuilt.get("crossref", "doi", "10.1/x") is None
+    assert quick_check(directory / "cache.db") == [("ok",)]
+    assert rebuilt.get("crossref", "doi", "10.1/1") is None
     rebuilt.put("crossref", "doi", "10.1/y", Handle(True))
     assert rebuilt.get("crossref", "doi", "10.1/y").answer == Handle(True)
     assert (directory / "notes.txt").read_text() == "not ours"
 
 
-def test_corruption_found_while_open_rebuilds(cache, monkeypatch):
+@pytest.mark.parametrize("content", [
+    b"this is not sqlite" * 500,
+    b"",
+    b"SQLite format 3\x00 but only a header",
+])
+def test_a_file_that_is_not_our_database_is_left_alone(tmp_path, clock, caplog, content):
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    (directory / "cache.db").write_bytes(content)
+    before = snapshot(directory)
+
+    answers = AnswerCache(directory, clock=clock)
+    answers.put("crossref", "doi", "10.1/x", NotFound())
+    assert answers.get("crossref", "doi", "10.1/x") is None
+    answers.clear()
+    answers.close()
+    assert snapshot(directory) == before
+    assert "answer cache off" in caplog.text
+
+
+def test_a_foreign_sqlite_database_gets_no_tables_and_no_rows(tmp_path, clock):
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    with closing(sqlite3.connect(directory / "cache.db")) as con:
+        con.execute("CREATE TABLE notes (body TEXT)")
+        con.executemany("INSERT INTO notes VALUES (?)", [(f"note {i}",) for i in range(50)])
+        con.commit()
+    before = snapshot(directory)
+
+    answers = AnswerCache(directory, clock=clock)
+    answers.put("crossref", "doi", "10.1/x", NotFound())
+    answers.close()
+    assert snapshot(directory) == before
+
+
+def test_a_database_from_before_the_marker_is_adopted(tmp_path, clock):
+    directory = tmp_path / "cache"
+    with diskcache.Cache(str(directory)) as legacy:
+        legacy.set(json.dumps([CACHE_VERSION, "crossref", "doi", "10.1/x"]), json.dumps(
+            {"version": CACHE_VERSION, "stored_at": START, "expires_at": START + DAY,
+             "answer": {"type": "handle", "exists": True}}))
+    answers = AnswerCache(directory, clock=clock)
+    assert answers.get("crossref", "doi", "10.1/x").answer == Handle(True)
+    answers.close()
+    with closing(sqlite3.connect(directory / "cache.db")) as con:
+        assert con.execute("PRAGMA application_id").fetchone()[0] != 0
+
+
+HOLD_LOCK = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+con.execute("UPDATE Settings SET value = value WHERE key = 'count'")
+print("locked", flush=True)
+sys.stdin.readline()
+con.execute("COMMIT")
+"""
+
+
+def test_a_database_locked_by_another_process_is_read_not_deleted(tmp_path, clock, caplog):
+    directory = tmp_path / "cache"
+    filled(directory, clock)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(directory / "cache.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        answers = AnswerCache(directory, clock=clock)
+        assert answers.get("crossref", "doi", "10.1/7").answer == Found((RECORD,))
+        answers.put("crossref", "doi", "10.1/new", NotFound())
+        assert answers.get("crossref", "doi", "10.1/new") is None
+        answers.close()
+        holder.communicate("\n", timeout=30)
+    finally:
+        holder.kill()
+    assert holder.returncode == 0
+    assert "held by another process" in caplog.text
+    again = AnswerCache(directory, clock=clock)
+    assert all(again.get("crossref", "doi", f"10.1/{i}") is not None for i in range(200))
+
+
+def test_a_read_only_database_is_read_not_rebuilt(tmp_path, clock):
+    directory = tmp_path / "cache"
+    filled(directory, clock)
+    before = (directory / "cache.db").read_bytes()
+    with immutable(directory / "cache.db"):
+        answers = AnswerCache(directory, clock=clock)
+        assert answers.get("crossref", "doi", "10.1/3").answer == Found((RECORD,))
+        answers.put("crossref", "doi", "10.1/new", NotFound())
+        answers.clear()
+        assert answers.get("crossref", "doi", "10.1/3") is not None
+        answers.close()
+    assert (directory / "cache.db").read_bytes() == before
+
+
+def test_a_read_only_directory_is_read_not_rebuilt(tmp_path, clock):
+    directory = tmp_path / "cache"
+    filled(directory, clock)
+    before = snapshot(directory)
+    with immutable(directory):
+        answers = AnswerCache(directory, clock=clock)
+        assert answers.get("crossref", "doi", "10.1/3").answer == Found((RECORD,))
+        answers.put("crossref", "doi", "10.1/new", NotFound())
+        answers.close()
+    assert snapshot(directory) == before
+
+
+def test_a_database_error_on_a_sound_database_rebuilds_nothing(cache, monkeypatch):
     cache.put("crossref", "doi", "10.1/x", NotFound())
 
-    def damaged(self, *args, **kwargs):
+    def spurious(self, *args, **kwargs):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     with monkeypatch.context() as patch:
-        patch.setattr(diskcache.Cache, "get", damaged)
+        patch.setattr(diskcache.Cache, "get", spurious)
         assert cache.get("crossref", "doi", "10.1/x") is None
-    assert cache.get("crossref", "doi", "10.1/x") is None
-    cache.put("crossref", "doi", "10.1/x", NotFound())
     assert cache.get("crossref", "doi", "10.1/x") is not None
+
+
+def test_damage_found_while_open_rebuilds(tmp_path, clock):
+    directory = tmp_path / "cache"
+    answers = AnswerCache(directory, clock=clock)
+    for i in range(200):
+        answers.put("crossref", "doi", f"10.1/{i}", Found((RECORD,)))
+    answers._cache.close()
+    flip_index_page(directory / "cache.db")
+    answers.put("crossref", "doi", "10.1/after", NotFound())
+    answers.put("crossref", "doi", "10.1/after", NotFound())
+    assert answers.get("crossref", "doi", "10.1/after") is not None
+    assert quick_check(directory / "cache.db") == [("ok",)]
 
 
 def test_transient_errors_are_a_miss_and_ignored_without_rebuild(cache, monkeypatch):

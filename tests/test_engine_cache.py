@@ -16,6 +16,7 @@ from citelsp.resolution.outcome import Found
 from citelsp.resolution.resolve import resolve_reference
 from tests.apiserver import fixture
 from tests.judged import judge_all
+from tests.test_cache import flip_index_page
 from tests.test_check_e2e import REAL_ONLY, by_key, check_json, start_server
 from tests.test_engine import bib_refs, entry
 from tests.test_engine_faults import REFS
@@ -125,16 +126,28 @@ async def test_the_cache_holds_answers_not_decisions(api_server, api_settings):
     assert judged.judgement.item.reason_code == "DOI_TITLE_MISMATCH"
 
 
-async def test_a_corrupt_cache_is_rebuilt(api_server, api_settings):
-    cache_dir = api_settings.cache_dir
-    cache_dir.mkdir(parents=True)
-    (cache_dir / "cache.db").write_bytes(b"this is not an sqlite database" * 100)
+async def test_a_damaged_cache_of_ours_is_rebuilt(api_server, api_settings):
     first = await verify(api_settings, REFS)
     assert first["real"].judgement.verdict == "true"
+    flip_index_page(api_settings.cache_dir / "cache.db")
     asked = len(api_server.requests)
     second = await verify(api_settings, REFS)
+    assert asked_again(api_server, asked), "the damaged cache was dropped"
+    asked = len(api_server.requests)
+    third = await verify(api_settings, REFS)
     assert asked_again(api_server, asked) == [], "the rebuilt cache stores answers again"
-    assert verdicts(second) == verdicts(first)
+    assert verdicts(first) == verdicts(second) == verdicts(third)
+
+
+async def test_a_foreign_file_named_cache_db_is_left_alone(api_server, api_settings):
+    cache_dir = api_settings.cache_dir
+    cache_dir.mkdir(parents=True)
+    foreign = b"this is not an sqlite database" * 100
+    (cache_dir / "cache.db").write_bytes(foreign)
+    first = await verify(api_settings, REFS)
+    assert first["real"].judgement.verdict == "true"
+    assert (cache_dir / "cache.db").read_bytes() == foreign
+    assert sorted(p.name for p in cache_dir.iterdir()) == ["cache.db"]
 
 
 def test_an_old_answer_is_flagged_stale_in_the_json_report(tmp_path):

@@ -2,8 +2,9 @@
 
 Entries are keyed by resolver, query form, normalized query and ``CACHE_VERSION``, and stored as
 JSON text (no pickles) in diskcache, which is safe for several processes sharing one directory.
-The cache is an optimisation: any failure to read is a miss, any failure to write is ignored,
-and a corrupt database is rebuilt.
+The cache is an optimisation: any failure to read is a miss, any failure to write is ignored.
+Only our own database is ever rebuilt, and only when SQLite finds it damaged; a foreign file,
+a lock or a read-only file or directory leaves the cache read-only or off (cache_file.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import diskcache
 
+from citelsp.resolution import cache_file
 from citelsp.resolution.outcome import (
     Agency,
     Answer,
@@ -37,10 +39,11 @@ DAY_S = 86400.0
 FOUND_TTL_DAYS = 90
 NOT_FOUND_TTL_DAYS = 7
 RETRACTION_TTL_DAYS = 30
-_DATABASE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
 _INLINE_LIMIT = 1 << 22
-"""Keep every value inside sqlite, so that rebuilding means deleting the database files only."""
-_LOCK_TIMEOUT_S = 10.0
+"""Keep every value inside sqlite, so that rebuilding means deleting the database files only
+and the read-only store can read values from the table."""
+_LOCK_TIMEOUT_S = 2.0
+"""How long an operation waits for another process's lock before it is a miss (or skipped)."""
 
 log = logging.getLogger("citelsp.cache")
 
@@ -69,7 +72,7 @@ class AnswerCache:
         self._version = version
         self._stale_days = stale_days
         self._clock = clock
-        self._cache = self._open()
+        self._cache: diskcache.Cache | cache_file.ReadOnlyStore | None = self._open()
 
     def get(self, resolver: str, form: str, query: str) -> CachedAnswer | None:
         """The stored answer; ``None`` when absent, expired, of another version or unreadable."""
@@ -140,53 +143,62 @@ class AnswerCache:
 
     def close(self) -> None:
         if self._cache is not None:
-            self._cache.close()
+            try:
+                self._cache.close()
+            except Exception:
+                log.debug("closing the answer cache failed", exc_info=True)
             self._cache = None
 
     def _key(self, resolver: str, form: str, query: str) -> str:
         """The version is part of the key, so another version's entry is never even read."""
         return json.dumps([self._version, resolver, form, query.strip().lower()])
 
-    def _open(self) -> diskcache.Cache | None:
+    def _open(self) -> diskcache.Cache | cache_file.ReadOnlyStore | None:
+        """Our database, writable if we may, else read-only; ``None`` when it is not ours or
+        cannot be had. Never raises: a cache problem is a log line, not an error."""
+        directory = self._directory
         try:
+            found = cache_file.inspect(directory)
+            if found.ownership == "foreign":
+                log.warning("answer cache off: %s %s; remove it or set another cache directory",
+                            directory / cache_file.DATABASE, found.why)
+                return None
+            if found.ownership == "ours" and cache_file.soundness(
+                    directory, _LOCK_TIMEOUT_S) == "damaged":
+                log.warning("answer cache in %s is damaged; rebuilding it", directory)
+                cache_file.remove(directory)
+                found = cache_file.Inspection("absent", "")
+            if found.ownership == "absent":
+                cache_file.create(directory)
             return self._connect()
         except Exception as exc:
-            log.warning("answer cache in %s is unreadable (%s); rebuilding it",
-                        self._directory, type(exc).__name__)
-        return self._open_rebuilt()
-
-    def _connect(self) -> diskcache.Cache:
-        return diskcache.Cache(
-            str(self._directory), timeout=_LOCK_TIMEOUT_S, disk_min_file_size=_INLINE_LIMIT
-        )
-
-    def _remove_database(self) -> None:
-        """Delete only diskcache's database files: the directory may hold other things."""
-        for name in _DATABASE_FILES:
-            (self._directory / name).unlink(missing_ok=True)
-
-    def _failed(self, action: str, exc: Exception) -> None:
-        log.warning("answer cache %s failed (%s: %s)", action, type(exc).__name__, exc)
-        if _is_corruption(exc):
-            if self._cache is not None:
-                try:
-                    self._cache.close()
-                except Exception:
-                    log.debug("closing the corrupt answer cache failed", exc_info=True)
-            self._cache = self._open_rebuilt()
-
-    def _open_rebuilt(self) -> diskcache.Cache | None:
-        try:
-            self._remove_database()
-            return self._connect()
-        except Exception as exc:
-            log.warning("answer cache in %s disabled (%s)", self._directory, type(exc).__name__)
+            log.warning("answer cache in %s off (%s: %s)", directory, type(exc).__name__, exc)
             return None
 
+    def _connect(self) -> diskcache.Cache | cache_file.ReadOnlyStore:
+        directory = self._directory
+        how = cache_file.access(directory, _LOCK_TIMEOUT_S)
+        if how == "writable":
+            try:
+                cache_file.mark(directory, _LOCK_TIMEOUT_S)
+                return diskcache.Cache(
+                    str(directory), timeout=_LOCK_TIMEOUT_S, disk_min_file_size=_INLINE_LIMIT
+                )
+            except sqlite3.OperationalError as exc:
+                how = "locked" if "locked" in str(exc) else "read_only"
+        log.warning("answer cache in %s is %s; reading only", directory,
+                    "held by another process" if how == "locked" else "read-only")
+        return cache_file.ReadOnlyStore(directory, _LOCK_TIMEOUT_S)
 
-def _is_corruption(exc: Exception) -> bool:
-    """sqlite reports a damaged or foreign file as a plain DatabaseError (locks are subclasses)."""
-    return type(exc) is sqlite3.DatabaseError
+    def _failed(self, action: str, exc: Exception) -> None:
+        """Log; rebuild only when SQLite confirms that our database is damaged."""
+        log.warning("answer cache %s failed (%s: %s)", action, type(exc).__name__, exc)
+        if type(exc) is not sqlite3.DatabaseError:  # locks and I/O errors are subclasses
+            return
+        if cache_file.soundness(self._directory, _LOCK_TIMEOUT_S) != "damaged":
+            return
+        self.close()
+        self._cache = self._open()
 
 
 def _ttl_days(answer: Answer, kind: str | None) -> float:
