@@ -92,20 +92,22 @@ async def test_an_api_doi_reaches_neither_a_hover_link_nor_an_add_doi_edit(api_s
     bib_path = root / "refs.bib"
     bib_path.write_text(
         bib_entry("cited", REAL_DOI, title=REAL_TITLE, year=2019, author="Bran, Andres M.")
-        + bib_entry("nodoi", None, title=REAL_TITLE, year=2024, author="Bran, Andres M."),
+        + bib_entry("nodoi", None, title=REAL_TITLE, year=2024, author="Bran, Andres M.")
+        + bib_entry("escdoi", SMUGGLING_DOIS["esc"], title=REAL_TITLE, year=2024,
+                    author="Bran, Andres M."),
         encoding="utf-8")
     env = {**api_server.env(), "CITELSP_CACHE_DIR": str(tmp_path / "cache")}
 
     async with lsp_session(root, env) as lsp:
         uri = open_file(lsp, bib_path, "bibtex")
 
-        def both_verified(client) -> bool:
+        def all_verified(client) -> bool:
             shown = {d.message.split(":")[0] for d in client.diagnostics.get(uri, [])
                      if d.code == "METADATA_CONFLICT"}
-            return {"cited", "nodoi"} <= shown
+            return {"cited", "nodoi", "escdoi"} <= shown
 
-        await wait_until(lsp, both_verified)
-        for key in ("cited", "nodoi"):
+        await wait_until(lsp, all_verified)
+        for key in ("cited", "nodoi", "escdoi"):
             at = position_in(bib_path, key + ",")
             hover = await lsp.text_document_hover_async(types.HoverParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), position=at))
