@@ -79,6 +79,6 @@ async def test_climbing_dois_in_a_bibliography_are_invalid_and_never_sent(api_se
     for v in verified.values():
         ids = v.resolution.ids
         assert ids.doi is None and [p.code for p in ids.problems] == ["INVALID_IDENTIFIER"]
-        assert v.verification.verdict != "false" and not {"DOI_REFUTED"} & all_codes(v)
+        assert v.judgement.verdict != "false" and not {"DOI_REFUTED"} & all_codes(v)
     assert_stayed_in_routes(api_server, {})
     assert not any("admin" in as_read_by_a_lenient_server(s.path) for s in api_server.requests)
