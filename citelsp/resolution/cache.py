@@ -185,7 +185,7 @@ class AnswerCache:
                     str(directory), timeout=_LOCK_TIMEOUT_S, disk_min_file_size=_INLINE_LIMIT
                 )
             except sqlite3.OperationalError as exc:
-                how = "locked" if "locked" in str(exc) else "read_only"
+                how = cache_file.not_writable(exc)
         log.warning("answer cache in %s is %s; reading only", directory,
                     "held by another process" if how == "locked" else "read-only")
         return cache_file.ReadOnlyStore(directory, _LOCK_TIMEOUT_S)

@@ -117,8 +117,13 @@ def access(directory: Path, wait_s: float) -> Access:
             con.execute("BEGIN IMMEDIATE")
             con.rollback()
     except sqlite3.OperationalError as exc:
-        return "locked" if "locked" in str(exc) or "busy" in str(exc) else "read_only"
+        return not_writable(exc)
     return "writable"
+
+
+def not_writable(exc: sqlite3.OperationalError) -> Access:
+    """Why a write failed: another process's lock, or a read-only file or directory."""
+    return "locked" if "locked" in str(exc) or "busy" in str(exc) else "read_only"
 
 
 class ReadOnlyStore:
