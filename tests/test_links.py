@@ -191,6 +191,7 @@ def test_an_accepted_doi_is_printable_and_stays_in_its_route(doi):
 
 def test_record_line_makes_only_allowlisted_links():
     from citelsp.lsp.cards import record_line
+    from citelsp.lsp.markup import Markup
 
     record = Record(
         source="crossref",
@@ -199,7 +200,7 @@ def test_record_line_makes_only_allowlisted_links():
         doi="10.1234/x\x1b<https://evil.example/esc>",
         arxiv_id="1706.03762)](https://evil.example/a",
     )
-    line = record_line(record)
+    line = record_line(record, Markup())
     targets = link_targets(line)
     assert len(targets) == 2
     assert all(links.allowed(t) and urlsplit(t).netloc in ("doi.org", "arxiv.org")
