@@ -15,6 +15,7 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
   State,
+  StaticFeature,
 } from 'vscode-languageclient/node';
 
 import { candidates, describeAttempts, discover, Discovery, findOnPath, FoundServer } from './discovery';
@@ -133,6 +134,7 @@ class Controller {
       [server.command, ...server.args].join(' '));
     const client = new LanguageClient('citelsp', 'citelsp',
       { command: server.command, args: server.args }, this.clientOptions());
+    client.registerFeature(PROMPTS_FOR_IDENTIFIER);
     client.onDidChangeState((event) => this.setRunning(event.newState === State.Running));
     client.onNotification(STATUS_NOTIFICATION, (params: { message?: string }) => {
       this.model.setNotice(params?.message);
@@ -231,6 +233,13 @@ class Controller {
           next(token, params);
         },
         executeCommand: async (command, args, next) => {
+          if (command === CREATE_ENTRY && args.length === 2) {
+            const identifier = await askIdentifier(String(args[1]));
+            if (!identifier) {
+              return undefined;
+            }
+            args = [...args, identifier];
+          }
           const result = await next(command, args);
           void this.acknowledge(command, result);
           return result;
@@ -255,6 +264,31 @@ class Controller {
       }
     }
   }
+}
+
+const CREATE_ENTRY = 'citelsp.createEntry';
+
+/**
+ * Tells the server this client asks the writer for a DOI or arXiv id when its "create the
+ * entry" action leaves it out (the server offers that action only to clients that can).
+ */
+const PROMPTS_FOR_IDENTIFIER: StaticFeature = {
+  fillClientCapabilities(capabilities) {
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), citelspPromptsForIdentifier: true };
+  },
+  initialize() {},
+  getState: () => ({ kind: 'static' }),
+  clear() {},
+};
+
+function askIdentifier(key: string): Thenable<string | undefined> {
+  return vscode.window.showInputBox({
+    title: `citelsp: create an entry for '${key}'`,
+    prompt: 'The DOI or arXiv id of the work (it is looked up and added to the bibliography)',
+    placeHolder: '10.1038/nature14539 or 1706.03762',
+    ignoreFocusOut: true,
+    validateInput: (value) => value.trim() ? undefined : 'A DOI or an arXiv id',
+  });
 }
 
 let controller: Controller | undefined;

@@ -101,6 +101,8 @@ function M.lsp_config()
     -- Neovim 0.7 answers workspace/configuration from `settings` but does not announce it.
     workspace = { configuration = true },
     window = { showDocument = { support = true } },
+    -- The "create the entry" code action may leave the DOI out: we ask for it (below).
+    experimental = { citelspPromptsForIdentifier = true },
   })
   local handlers = {}
   if vim.lsp.handlers["window/showDocument"] == nil then
@@ -191,7 +193,28 @@ function M.execute(command, arguments, on_result)
   end
 end
 
+--- The "create an entry for KEY from a DOI or arXiv id…" code action: asks for the id,
+--- then lets the server look it up and add the entry (it sends the edit to apply).
+local function create_entry(command, ctx)
+  local args = command.arguments or {}
+  local function run(identifier)
+    if not identifier or vim.trim(identifier) == "" then
+      return
+    end
+    M.execute(command.command, { args[1], args[2], vim.trim(identifier) }, function(result)
+      if result and result.applied then
+        vim.notify("citelsp: added '" .. args[2] .. "' to " .. result.uri, vim.log.levels.INFO)
+      end
+    end)
+  end
+  if #args >= 3 then
+    return run(args[3])
+  end
+  vim.ui.input({ prompt = "DOI or arXiv id for '" .. tostring(args[2]) .. "': " }, run)
+end
+
 local function define_commands()
+  vim.lsp.commands["citelsp.createEntry"] = create_entry
   local function report(key)
     return function(result)
       if result and result[key] ~= nil then
