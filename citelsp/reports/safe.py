@@ -11,6 +11,8 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SPECIAL = re.compile(r"[\\`*\[\]|~]|(?<![^\W_])_|_(?![^\W_])|^#")
+_BLOCK_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^()([-+=])(?=\s|[-=+ ]*$)")
+"""What would start a list, a rule or a heading underline at the start of a line."""
 _URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+")
 
 
@@ -34,7 +36,8 @@ def markdown_text(text: str) -> str:
         out.append("`" + m.group().replace("`", "'") + "`")
         last = m.end()
     out.append(_escape(text[last:]))
-    return "".join(out)
+    return _BLOCK_START.sub(lambda m: (m.group(1) or "") + "\\" + (m.group(2) or m.group(4)),
+                            "".join(out))
 
 
 def _escape(text: str) -> str:
