@@ -64,13 +64,15 @@ def test_string_macros_months_and_concatenation():
         "}\n"
     )
     bib = parse(text)
-    assert bib.problems == []
+    (undefined,) = bib.problems
+    assert undefined.code == "UNDEFINED_MACRO" and undefined.severity == Severity.WARNING
+    assert at(text, undefined.span) == "undefinedmacro" and "undefinedmacro" in undefined.message
     (ref,) = bib.references
     assert ref.value("journal") == "Journal of the ACM Letters"
     assert at(text, ref.fields["journal"].span) == 'jn # " Letters"'
     assert ref.value("month") == "January"
     assert ref.value("publisher") == "ACM" and at(text, ref.fields["publisher"].span) == "acm"
-    assert ref.value("note") == "undefinedmacro"
+    assert ref.value("note") == ""  # BibTeX and biber read an undefined macro as empty
     assert ref.value("title") == "Part one and two"
     assert at(text, ref.fields["title"].span) == '{Part } # "one" # { and two}'
 
@@ -238,7 +240,7 @@ def test_large_library_and_reparse_after_one_character_edit():
     assert len(first.references) == 10_000 and first.problems == []
     edit = text.index("Title {5000}")
     edited = text[:edit] + "X" + text[edit:]
-    second = parse(edited, uri)
+    second = parse_bibtex(uri, edited, previous=first)
     assert len(second.references) == 10_000 and second.problems == []
     for ref in (second.references[0], second.references[4999], second.references[5000]):
         assert at(edited, ref.key_span) == ref.key
@@ -258,10 +260,12 @@ def test_large_library_and_reparse_after_one_character_edit():
 def test_reparse_follows_macro_changes():
     uri = "file:///macros.bib"
     body = "@article{a, journal = jn}\n"
-    assert parse('@string{jn = "Old"}\n' + body, uri).references[0].value("journal") == "Old"
-    assert parse('@string{jn = "New"}\n' + body, uri).references[0].value("journal") == "New"
-    unchanged_offset = '@string{jn = "Nou"}\n' + body
-    assert parse(unchanged_offset, uri).references[0].value("journal") == "Nou"
+    bib = parse('@string{jn = "Old"}\n' + body, uri)
+    assert bib.references[0].value("journal") == "Old"
+    bib = parse_bibtex(uri, '@string{jn = "New"}\n' + body, previous=bib)
+    assert bib.references[0].value("journal") == "New"
+    bib = parse_bibtex(uri, '@string{jn = "Nou"}\n' + body, previous=bib)
+    assert bib.references[0].value("journal") == "Nou"
 
 
 def test_same_text_under_two_uris_keeps_each_uri():
@@ -300,7 +304,7 @@ TRICKY_VALUES = [
 
 @pytest.mark.parametrize("value", TRICKY_VALUES)
 def test_single_regex_fast_path_agrees_with_general_path(value, monkeypatch):
-    from citelsp.documents import bibtex
+    from citelsp.documents import bibtex_blocks as bibtex
 
     text = f"@misc{{k,\n  note = {value},\n  year = 1\n}}\n"
     fast = parse(text, "file:///fast.bib").references[0]
@@ -309,3 +313,189 @@ def test_single_regex_fast_path_agrees_with_general_path(value, monkeypatch):
     for name in ("note", "year"):
         assert fast.fields[name] == general.fields[name]
     assert fast.span == general.span
+
+
+# --- conformance with BibTeX 0.99d and biber 2.18 (issue 11) ------------------------------
+
+
+def codes(bib):
+    return [(p.code, p.severity) for p in bib.problems]
+
+
+def test_backslash_before_a_closing_brace_does_not_escape_it():
+    text = "@misc{a, note = {First line\\\\}, year = 2001}\n@misc{b, title = {B}}\n"
+    bib = parse(text)
+    assert bib.problems == [] and [r.key for r in bib.references] == ["a", "b"]
+    assert bib.references[0].value("note") == "First line\\\\"
+    assert bib.references[0].value("year") == "2001"
+
+
+def test_percent_comment_lines_inside_an_entry_as_biber_reads_them():
+    text = (
+        "@misc{a,\n"
+        "  title = {Half {50%} off}, % trailing comment with } and {\n"
+        "% a whole comment line, with a } brace\n"
+        "  year = 2000}\n"
+    )
+    (ref,) = parse(text).references
+    assert ref.value("title") == "Half {50%} off" and ref.value("year") == "2000"
+
+
+def test_a_line_starting_with_at_inside_a_braced_value():
+    text = "@misc{a, note = {write to\n@ home or\n  @office}, year = 2001}\n@misc{b}\n"
+    bib = parse(text)
+    assert bib.problems == [] and [r.key for r in bib.references] == ["a", "b"]
+    assert bib.references[0].value("note") == "write to\n@ home or\n  @office"
+
+
+def test_at_sign_and_entry_type_on_separate_lines():
+    text = "@\nmisc{split, title = {Split}}\n@ Article\n  {other, title = {Other}}\n"
+    refs = parse(text).references
+    assert [(r.key, r.entry_type) for r in refs] == [("split", "misc"), ("other", "article")]
+    assert at(text, refs[0].span).startswith("@\nmisc{split")
+
+
+def test_entries_after_other_text_on_the_same_line():
+    text = "Prose first @misc{first, title = {A}}\n@misc{b} and then @book{third, title = {C}}\n"
+    bib = parse(text)
+    assert [r.key for r in bib.references] == ["first", "b", "third"] and bib.problems == []
+    assert at(text, bib.references[2].key_span) == "third"
+
+
+def test_a_percent_comment_hides_an_entry_as_in_biber():
+    assert parse("x % @misc{hidden, title = {H}}\n@misc{shown}\n").references[0].key == "shown"
+
+
+def test_escaped_quote_and_escaped_brace_are_errors_with_a_reason():
+    text = (
+        '@misc{godel, title = "G\\"odel"}\n'
+        "@misc{setx, title = {The set \\{x}}\n"
+        "@misc{fine, title = {Fine}}\n"
+    )
+    bib = parse(text)
+    assert [r.key for r in bib.references] == ["fine"]
+    godel, setx = bib.problems
+    assert (godel.code, godel.severity, godel.key) == ("MALFORMED_ENTRY", Severity.ERROR, "godel")
+    assert '\\"' in godel.message and "ends a quoted value" in godel.message
+    assert setx.key == "setx" and "count as braces" in setx.message
+    assert at(text, setx.span).startswith("@misc{setx")
+
+
+def test_repeated_field_keeps_the_first_value_and_says_biber_differs():
+    text = "@misc{rep, title = {First}, Title = {Second}}\n"
+    bib = parse(text)
+    assert bib.references[0].value("title") == "First"
+    (problem,) = bib.problems
+    assert (problem.code, problem.severity, problem.key) == (
+        "DUPLICATE_FIELD", Severity.WARNING, "rep"
+    )  # fmt: skip
+    assert at(text, problem.span) == "Title"
+    assert "first value" in problem.message and "biber" in problem.message
+
+
+def test_undefined_macro_reads_as_empty_with_a_warning():
+    text = '@string{known = "K"}\n@misc{und, title = undefinedmacro # { tail}, note = known}\n'
+    bib = parse(text)
+    ref = bib.references[0]
+    assert ref.value("title") == " tail" and ref.value("note") == "K"
+    (problem,) = bib.problems
+    assert (problem.code, problem.severity, problem.key) == (
+        "UNDEFINED_MACRO", Severity.WARNING, "und"
+    )  # fmt: skip
+    assert at(text, problem.span) == "undefinedmacro # { tail}"
+    assert bib.undefined == {"undefinedmacro"} and bib.macros == {"known": "K"}
+
+
+def test_undefined_macro_in_a_string_definition():
+    bib = parse('@string{full = nothing # " Journal"}\n@misc{a, journal = full}\n')
+    assert bib.references[0].value("journal") == " Journal"
+    assert codes(bib) == [("UNDEFINED_MACRO", Severity.WARNING)]
+
+
+def test_key_with_equals_sign_is_read_with_a_warning():
+    text = "@misc{eq=key, title = {Key with equals}}\n"
+    bib = parse(text)
+    assert [r.key for r in bib.references] == ["eq=key"]
+    (problem,) = bib.problems
+    assert (problem.code, problem.severity) == ("MALFORMED_ENTRY", Severity.WARNING)
+    assert at(text, problem.span) == "eq=key" and "biber rejects" in problem.message
+
+
+@pytest.mark.parametrize("text", ["@book{title={No key}}\n", "@book{\n  title = {No key}\n}\n"])
+def test_entry_that_starts_with_a_field_has_no_key(text):
+    bib = parse(text)
+    assert bib.references == []
+    (problem,) = bib.problems
+    assert problem.severity == Severity.ERROR
+    assert problem.message == (
+        "Citation key missing in @book entry: it starts with the field 'title'."
+    )
+
+
+def test_glossaries_and_tool_data_are_not_references():
+    text = (
+        "@entry{duck, name = {duck}, description = {a waterbird}}\n"
+        "@symbol{pi, name = {\\ensuremath{\\pi}}, description = {pi}}\n"
+        "@dualabbreviation{svm, short = {SVM}, long = {support vector machine}}\n"
+        "@unit{ampere, unitname = {ampere}, unitsymbol = {A}}\n"
+        "@IEEEtranBSTCTL{ctl, CTLuse_url = {yes}}\n"
+        "@ABNT-options{abnt-doi=link, abnt-doi = {link}, key = {aaaa}}\n"
+        "@xdata{pub, publisher = {P}}\n"
+        "@article{real, title = {A work}, title = {Twice}}\n"
+        "@misc{bare}\n"
+    )
+    bib = parse(text)
+    assert [r.key for r in bib.references] == ["real", "bare"]
+    assert codes(bib) == [("DUPLICATE_FIELD", Severity.WARNING)]
+
+
+def test_macros_given_from_earlier_files_and_returned():
+    first = parse('@string{jn = "Journal"}\n@string{Pub = {P} # jn}\n', "file:///a.bib")
+    assert first.macros == {"jn": "Journal", "pub": "PJournal"}
+    text = "@misc{a, journal = JN, publisher = pub, note = own}\n@string{own = {O}}\n"
+    second = parse_bibtex("file:///b.bib", text, macros=first.macros)
+    ref = second.references[0]
+    assert (ref.value("journal"), ref.value("publisher"), ref.value("note")) == (
+        "Journal", "PJournal", ""
+    )  # fmt: skip
+    assert second.external == {"jn": "Journal", "pub": "PJournal"}
+    assert second.undefined == {"own"}  # used before it is defined, as in BibTeX
+    assert second.macros == {"own": "O"} and second.incoming == first.macros
+
+
+def test_reparse_with_other_given_macros_expands_again():
+    uri = "file:///b.bib"
+    text = "@misc{plain, title = {T}}\n\n@misc{user, journal = jn}\n"
+    bib = parse_bibtex(uri, text)
+    assert bib.undefined == {"jn"} and len(bib.problems) == 1
+    again = parse_bibtex(uri, text, previous=bib, macros={"jn": "J"})
+    plain, user = again.references
+    assert plain is bib.references[0] and user.value("journal") == "J"
+    assert again.problems == [] and again.external == {"jn": "J"}
+
+
+def test_a_previous_parse_seeds_one_reparse_only():
+    uri = "file:///spent.bib"
+    text = "@misc{a, title = {A}}\n\n@misc{z}\n"
+    first = parse_bibtex(uri, text)
+    second = parse_bibtex(uri, text + "@misc{b}\n", previous=first)
+    assert second.references[0] is first.references[0] and first.chunks is None
+    third = parse_bibtex(uri, text, previous=first)  # spent: read afresh
+    assert third.references[0] is not first.references[0]
+    other = parse_bibtex("file:///other.bib", "@misc{a, title = {A}}\n", previous=second)
+    assert other.references[0].uri == "file:///other.bib"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["@" * 400_000, "@{" * 200_000, "@\n" * 100_000, "x @a{" * 80_000, "% @a{b}\n" * 50_000,
+     "@misc{a, note = {" + "\n@ x" * 50_000, "@misc{a, title = {x}}" * 20_000],
+    ids=["ats", "at-braces", "at-lines", "inline-heads", "comments", "unclosed", "one-line"],
+)
+@pytest.mark.timeout(60)
+def test_hostile_text_is_read_without_crashing(hostile):
+    bib = parse(hostile)
+    for p in bib.problems:
+        assert 0 <= p.span.start < p.span.end <= len(hostile)
+    for r in bib.references:
+        assert at(hostile, r.key_span) == r.key

@@ -1,17 +1,47 @@
 """BibTeX / BibLaTeX ``.bib`` text → references with exact key and field spans.
 
-The text is cut into chunks at every line that starts with ``@`` (the recovery point
-bibtexparser 2 uses too) and each chunk is tokenized on its own, so a broken entry yields
-one MALFORMED_ENTRY problem and never swallows its neighbours. The last parse of each file
-is remembered: a re-parse reads only the chunks an edit touched and keeps the Reference
-objects of the others, moving those after the edit by one assignment (``SpanBase``).
+How a file is read. Where BibTeX 0.99d and biber 2.18 agree, as they do:
 
-The tokenizer is hand-written rather than bibtexparser's splitter: the splitter reports only
-a start line per block, so every key and field position would have to be found again in a
-second pass, and the splitter alone takes as long on the 10,000-entry benchmark (0.5 s) as
-this whole parse (see ``bench/bib_parse_speed.py``). The grammar is BibTeX's:
-``@type{key, name = value, ...}`` or ``@type(key, ...)``; values are ``{...}``, ``"..."``,
-numbers or ``@string`` macros, joined with ``#``; braces inside values are kept as written.
+- blocks are read one after the other; text between them is ignored, and an entry may follow
+  other text on the same line. ``@`` and the entry type may be on separate lines
+  (``@\\nmisc{…}``, as in ``btxdoc.bib``);
+- every brace counts, escaped or not: ``{The set \\{x}`` is unbalanced, ``{First line\\\\}``
+  is closed. In ``"…"`` a ``"`` at brace depth 0 ends the value, so ``"G\\"odel"`` is an
+  error (write ``"G{\\"o}del"``);
+- a braced value may contain a line that starts with ``@``;
+- an undefined macro reads as empty, with an UNDEFINED_MACRO warning; ``jan``…``dec`` are
+  predefined; macro names ignore case; ``@string`` macros apply from their definition on,
+  and a file can be given the macros of the files read before it (``macros=``);
+- keys that differ only in case are one key to BibTeX and two to biber: the local checks
+  warn (DUPLICATE_KEY).
+
+Where they differ, the choice made here:
+
+- a repeated field: the first value is used (BibTeX; biber keeps the last), with a
+  DUPLICATE_FIELD warning;
+- ``%`` starts a comment to the end of the line between blocks and between the tokens of an
+  entry (biber; BibTeX has no comments, so ``% @article{x, …}`` is an entry to it and a
+  ``%`` line inside an entry an error). Inside a value ``%`` is a character;
+- a key containing ``=`` is read (BibTeX; biber rejects the entry), with a MALFORMED_ENTRY
+  warning;
+- after an unreadable block, reading resumes at the next line that starts with ``@``
+  (BibTeX and biber resume at the next ``@`` anywhere). A value never runs past a line that
+  starts another entry (``@type{`` or ``@type(``): an unclosed brace costs one entry, never
+  the rest of the file;
+- entries that are not works are left out: bib2gls glossary types (``@entry``, ``@index``,
+  ``@symbol``, ``@abbreviation``, ``@dual…``), biblatex ``@xdata``, and entries none of whose
+  fields is bibliographic (bib2gls' own types, ``@IEEEtranBSTCTL``, abnTeX2 options).
+
+Incremental re-parse: a BibtexBibliography carries what its parse learned (``chunks``); the
+caller passes it back as ``previous`` with the next text of the same document. Only the
+chunks an edit touched are read again; the Reference objects of the others are kept and
+those after the edit moved by one assignment (``SpanBase``). A chunk is a run of blocks from
+a line that starts with ``@`` (or the file's start) to the next such line after its last
+block; it records how far its reading looked, so an edit there re-reads it.
+
+The tokenizer (``bibtex_blocks``) is hand-written rather than bibtexparser's splitter: the
+splitter reports only a start line per block, so every key and field position would have to
+be found again, and it alone takes as long as this whole parse (``bench/bib_parse_speed.py``).
 """
 
 from __future__ import annotations
@@ -19,38 +49,20 @@ from __future__ import annotations
 import bisect
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from citelsp.documents.model import (
-    Bibliography,
-    Field,
-    Problem,
-    Reference,
-    Severity,
-    SpanBase,
-)
+from citelsp.documents.bibtex_blocks import Note, RawBlock, read_block
+from citelsp.documents.model import Bibliography, Field, Problem, Reference, Severity, SpanBase
 from citelsp.spans import Span
 
-_HEAD = re.compile(r"@[ \t]*([A-Za-z][\w:-]*)?\s*([{(])?")
-_WS = re.compile(r"\s*")
-_KEY = re.compile(r"[^\s,{}()\"=#%\\]+")
-_FIELD_NAME = _KEY
-_NUMBER = re.compile(r"\d+")
-_MACRO = re.compile(r"[A-Za-z_][^\s,{}()\"=#%\\]*")
-_BRACE = re.compile(r"(?<!\\)[{}]")
-_BRACE_OR_PAREN = re.compile(r"(?<!\\)[{}()]")
-_BLOCK_START = re.compile(r"@[ \t]*[A-Za-z][\w:-]*\s*[{(]")
-_QUOTED = re.compile(r'(?<!\\)[{}"]')
-_SIMPLE_FIELD = re.compile(
-    r"""\s*([^\s,{}()"=#%\\]+)\s*=\s*(?:"""
-    r"""\{((?:[^{}]|(?<=\\)[{}]|(?<!\\)\{(?:[^{}]|(?<=\\)[{}])*(?<!\\)\})*)(?<!\\)\}"""
-    r"""|"([^"{}]*)"|(\d+)|([A-Za-z_][^\s,{}()"=#%\\]*))\s*"""
-)
-"""One field whose value is a single operand with at most one level of inner braces: the
-common case, read with one regex call. Anything else goes through the general path."""
+_STRONG_HEAD = re.compile(r"@[ \t]*[A-Za-z][\w:.+-]*[ \t]*[{(]")
+"""On a line that starts with it, an entry: no value reads past that line."""
+_INLINE = re.compile(r"@[ \t]*[A-Za-z][\w:.+-]*[ \t]*[{(]|%")
+"""A block start within a line, or a ``%`` comment that hides the rest of the line."""
+_LINE_BREAK = re.compile(r"[\n\r]")
 
 MONTH_MACROS: dict[str, str] = {
     "jan": "January", "feb": "February", "mar": "March", "apr": "April",
@@ -59,170 +71,324 @@ MONTH_MACROS: dict[str, str] = {
 }  # fmt: skip
 
 
-class _Malformed(Exception):
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.pos = pos
-
-
-class _RawField(NamedTuple):
-    """A field with chunk-relative offsets; ``value`` is None when macros must be expanded."""
-
-    name: str
-    value: str | None
-    parts: tuple[tuple[str, bool], ...]
-    """Operands of the value expression as (text, is_macro); empty for a plain literal."""
-    name_start: int
-    name_end: int
-    value_start: int
-    value_end: int
-
-
-@dataclass(frozen=True, slots=True)
-class _RawBlock:
-    """One block of a chunk (offsets relative to the chunk): an entry, an ``@string``, a
-    parse error, or something that is not a reference."""
-
-    kind: str
-    """"entry", "string", "error" or "ignored" (comments, ``@preamble``, stray ``@``)."""
-    start: int = 0
-    end: int = 0
-    entry_type: str = ""
-    key: str = ""
-    key_start: int = 0
-    key_end: int = 0
-    fields: tuple[_RawField, ...] = ()
-    message: str = ""
-    uses_macros: bool = False
+class _Expansion(NamedTuple):
+    value: str
+    undefined: tuple[str, ...]
+    external: tuple[str, ...]
+    """Names taken from the macros the file was given."""
 
 
 class _Built(NamedTuple):
     reference: Reference
-    expansions: tuple[str, ...]
-    """The values of the macro-valued fields, in field order, when the reference was built."""
+    expansions: tuple[_Expansion, ...]
+    """The expansions of the macro-valued fields, in field order, when it was built."""
+    notes: tuple[Note, ...]
 
 
 class _Chunk(NamedTuple):
-    """What one parse learned about a chunk, kept for the next parse of the same file."""
+    """What one parse learned about a chunk, kept for the next parse of the same document."""
 
     base: SpanBase
     """The chunk's start in the latest text; every offset below and every span of the
     chunk's references counts from it."""
     length: int
-    blocks: tuple[_RawBlock, ...]
+    read: int
+    """How far reading looked: the chunk is read again when an edit starts before this."""
+    head: int
+    """Length up to the first line after its start that starts with ``@``: reuse key."""
+    tail: int
+    """Where its last block ends (at least 1): it ends at the first line-start ``@`` after."""
+    strong: bool
+    """Whether it starts at a line that starts an entry (no earlier chunk reads past it)."""
+    blocks: tuple[RawBlock, ...]
     built: tuple[_Built | None, ...]
     """Per block, the Reference built for it (None for other blocks)."""
     references: tuple[Reference, ...]
     strings: bool
     """Whether the chunk defines ``@string`` macros."""
-    errors: tuple[_RawBlock, ...]
+    notes: tuple[Note, ...]
+    """Problems found while reading the blocks (errors, repeated fields, keys with ``=``)."""
+    macro_notes: tuple[Note, ...] = ()
+    """Problems of macro expansion (undefined macros), as of the last settle."""
+    external: frozenset[str] = frozenset()
+    undefined: frozenset[str] = frozenset()
 
 
-class _LastParse(NamedTuple):
-    text: str
-    chunks: list[_Chunk]
+@dataclass(eq=False)
+class BibtexBibliography(Bibliography):
+    """A parsed ``.bib`` file, with its macros and what the next parse of it can reuse."""
+
+    macros: dict[str, str] = field(default_factory=dict)
+    """The ``@string`` macros this file defines (names lowercased), for the files after it."""
+    incoming: dict[str, str] = field(default_factory=dict)
+    """The macros it was given (defined by the files before it)."""
+    external: dict[str, str] = field(default_factory=dict)
+    """The given macros it used, name → value."""
+    undefined: frozenset[str] = frozenset()
+    """Macro names it used that nothing defined."""
+    chunks: list[_Chunk] | None = field(default=None, repr=False)
+    """For the next parse of this document; None once a re-parse has used it."""
 
 
-_last_parse: dict[str, _LastParse] = {}
-"""Per uri, its last parse. A re-parse compares the new text with the last one: the chunks
-before the first changed character are kept, those after the last are kept and moved by
-the length difference (one assignment to their SpanBase), and only the chunks in between
-are read again, reusing any whose text is unchanged. A kept chunk keeps its Reference
-objects unless a changed ``@string`` changes their macro expansions."""
-_REMEMBERED_FILES = 64
-
-
-def parse_bibtex(uri: str, text: str) -> Bibliography:
+def parse_bibtex(
+    uri: str,
+    text: str,
+    *,
+    previous: BibtexBibliography | None = None,
+    macros: Mapping[str, str] | None = None,
+) -> BibtexBibliography:
     """Parse a ``.bib`` file. Never raises; every unreadable block becomes a problem.
 
-    References of entries an edit did not touch are the same objects as in the previous
-    parse of ``uri``, their spans moved in place: the previous Bibliography reads the new
-    offsets too (see ``SpanBase``).
+    ``macros`` are ``@string`` macros defined before this file (by the bibliographies listed
+    before it). With ``previous``, the last parse of the same document, only what the edit
+    touched is read again: references of untouched entries are the same objects, their spans
+    moved in place, so only the latest snapshot is meant to be read (see ``SpanBase``). A
+    previous parse can seed one re-parse; it is spent after that.
     """
-    bib = Bibliography(uri=uri, text=text, source_format="bibtex")
-    macros = _Macros()
-    last = _last_parse.pop(uri, None)
+    incoming = {name.lower(): value for name, value in (macros or {}).items()}
+    bib = BibtexBibliography(uri=uri, text=text, source_format="bibtex", incoming=incoming)
+    state = _Macros(incoming)
+    old = previous.chunks if previous is not None and previous.uri == uri else None
     with paused_gc():
-        if last is None:
-            chunks = [_settle(uri, c, macros) for c in _read_chunks(text, 0, len(text), {})]
+        if old:
+            previous.chunks = None
+            chunks = _reparse(uri, previous.text, old, text, state, previous.incoming != incoming)
         else:
-            chunks = _reparse(uri, last, text, macros)
+            chunks = [_settle(uri, c, state) for c in _Reader(text).chunks(0)]
         references = bib.references
+        external: set[str] = set()
+        undefined: set[str] = set()
         for chunk in chunks:
             references += chunk.references
-            if chunk.errors:
+            if chunk.notes or chunk.macro_notes:
                 bib.problems += _problems(chunk)
-    if len(_last_parse) >= _REMEMBERED_FILES:
-        _last_parse.pop(next(iter(_last_parse)))
-    _last_parse[uri] = _LastParse(text, chunks)
+            if chunk.external:
+                external |= chunk.external
+            if chunk.undefined:
+                undefined |= chunk.undefined
+    bib.macros = state.defined
+    bib.external = {name: incoming[name] for name in sorted(external)}
+    bib.undefined = frozenset(undefined)
+    bib.chunks = chunks
     return bib
 
 
-def _reparse(uri: str, last: _LastParse, text: str, macros: _Macros) -> list[_Chunk]:
-    """The chunks of ``text``, given the last parse: see ``_last_parse``."""
-    old, chunks = last.text, last.chunks
+def _reparse(
+    uri: str, old: str, chunks: list[_Chunk], text: str, macros: _Macros, resettle: bool
+) -> list[_Chunk]:
+    """The chunks of ``text`` given those of ``old``: the chunks whose reading ended before
+    the first changed character are kept; from there chunks are read again (reusing any
+    whose text is unchanged) until a chunk boundary lands on the start of an old chunk after
+    the last changed character, from which on the old chunks are kept, moved."""
     same_start = _common_prefix(old, text)
     same_end = len(old) - _common_suffix(old, text, min(len(old), len(text)) - same_start)
-    # Chunks that end before the change keep their text and their boundaries.
-    kept_before = max(bisect.bisect_left(chunks, same_start, key=_chunk_start) - 1, 0)
-    # Chunks whose whole line, from the line break before it, lies after the change.
-    kept_after = bisect.bisect_left(
-        chunks,
-        True,
-        lo=kept_before,
-        key=lambda c: old.rfind("\n", 0, c.base.offset) >= same_end,
-    )
-    before, after = chunks[:kept_before], chunks[kept_after:]
-    changed = chunks[kept_before:kept_after]
-    for chunk in before:
-        if chunk.strings:
-            _define_strings(chunk, macros)
     delta = len(text) - len(old)
-    start = before[-1].base.offset + before[-1].length if before else 0
-    end = after[0].base.offset + delta if after else len(text)
-    reusable: dict[str, list[_Chunk]] = {}
-    for chunk in changed:
-        offset = chunk.base.offset
-        reusable.setdefault(old[offset : offset + chunk.length], []).append(chunk)
+    first = _first_touched(chunks, same_start)
+    before = chunks[:first]
+    for i, chunk in enumerate(before):
+        if resettle:
+            before[i] = _settle(uri, chunk, macros)
+        elif chunk.strings:
+            _define_strings(chunk, macros)
+    after = bisect.bisect_left(chunks, same_end, lo=first + 1, key=_chunk_start)
+    pool: dict[str, list[_Chunk]] = {}
+    for chunk in chunks[first:after]:
+        start = chunk.base.offset
+        pool.setdefault(old[start : start + chunk.head], []).append(chunk)
+    reader = _Reader(text)
+    middle: list[_Chunk] = []
+    pos = chunks[first].base.offset
+    landed = len(chunks)
+    while pos < len(text) or not (middle or before):
+        while after < len(chunks) and chunks[after].base.offset + delta < pos:
+            after += 1
+        if after < len(chunks) and chunks[after].base.offset + delta == pos and middle:
+            landed = after
+            break
+        chunk = _reused(pool, old, reader, pos) or reader.chunk(pos)
+        middle.append(_settle(uri, chunk, macros))
+        pos += chunk.length
+        if not chunk.length:
+            break
+    kept = chunks[landed:]
     if delta:
-        for chunk in after:
+        for chunk in kept:
             chunk.base.offset += delta
-    middle = [_settle(uri, c, macros) for c in _read_chunks(text, start, end, reusable)]
-    if any(c.strings for c in changed) or any(c.strings for c in middle):
-        after = [_settle(uri, c, macros) for c in after]
-    return [*before, *middle, *after]
+    strings_changed = any(c.strings for c in chunks[first:landed]) or any(
+        c.strings for c in middle
+    )
+    if resettle or strings_changed:
+        kept = [_settle(uri, c, macros) for c in kept]
+    return [*before, *middle, *kept]
+
+
+def _first_touched(chunks: list[_Chunk], same_start: int) -> int:
+    """Index of the first chunk to read again: the one holding the first changed character,
+    or an earlier one whose reading looked past it (back to a chunk that starts an entry)."""
+    i = max(bisect.bisect_left(chunks, same_start, key=_chunk_start) - 1, 0)
+    first = i
+    for j in range(i - 1, -1, -1):
+        chunk = chunks[j]
+        if chunk.base.offset + chunk.read > same_start:
+            first = j
+        if chunk.strong:
+            break
+    return first
+
+
+def _reused(pool: dict[str, list[_Chunk]], old: str, reader: _Reader, pos: int) -> _Chunk | None:
+    """An old chunk whose text, as far as its reading looked, is the text at ``pos``."""
+    if not pool:
+        return None
+    text = reader.text
+    candidates = pool.get(text[pos : reader.line_at(pos + 1)])
+    if not candidates:
+        return None
+    for i, chunk in enumerate(candidates):
+        start, read, length = chunk.base.offset, chunk.read, chunk.length
+        if start + read > len(old):
+            # It ran to the old text's end: the same if its text recurs and, read here, it
+            # would end where the next line starts with "@".
+            if read > length + 1 or _ends_in_error(chunk):
+                continue
+            if old[start : start + length] != text[pos : pos + length]:
+                continue
+            if reader.line_at(pos + chunk.tail) != pos + length:
+                continue
+        elif old[start : start + read] != text[pos : pos + read]:
+            continue
+        del candidates[i]
+        chunk.base.offset = pos
+        return chunk
+    return None
+
+
+def _ends_in_error(chunk: _Chunk) -> bool:
+    return bool(chunk.blocks) and chunk.blocks[-1].kind == "error"
 
 
 def _chunk_start(chunk: _Chunk) -> int:
     return chunk.base.offset
 
 
-def _read_chunks(
-    text: str, start: int, end: int, reusable: dict[str, list[_Chunk]]
-) -> Iterator[_Chunk]:
-    """The chunks of ``text[start:end]``, which starts at a chunk or at the text's start;
-    a chunk whose text is in ``reusable`` is taken from there (once) and moved."""
-    starts = _chunk_starts(text, start, end)
-    ends = [*starts[1:], end] if starts else []
-    for offset, stop in zip(starts, ends, strict=True):
-        chunk_text = text[offset:stop]
-        seen = reusable.get(chunk_text)
-        if seen:
-            chunk = seen.pop()
-            chunk.base.offset = offset
+class _Reader:
+    """Cuts a text into chunks, one after the other. The next line-start ``@`` and the next
+    entry line are searched once and remembered while they lie ahead, so reading a text
+    takes time linear in its length, whatever its lines hold."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._line = (-1, -1)
+        self._strong = (-1, -1, -1)
+
+    def chunks(self, pos: int) -> Iterator[_Chunk]:
+        while pos < len(self.text) or pos == 0:
+            chunk = self.chunk(pos)
             yield chunk
-        else:
-            blocks = _parse_chunk(chunk_text)
-            yield _Chunk(
-                base=SpanBase(offset),
-                length=stop - offset,
-                blocks=blocks,
-                built=(None,) * len(blocks),
-                references=(),
-                strings=any(b.kind == "string" for b in blocks),
-                errors=tuple(b for b in blocks if b.kind == "error"),
-            )
+            if not chunk.length:
+                return
+            pos += chunk.length
+
+    def line_at(self, pos: int) -> int:
+        """The first ``@`` at or after ``pos`` that starts a line (the text's end if none)."""
+        lo, found = self._line
+        if lo <= pos <= found:
+            return found
+        found = self._next_line_at(pos)
+        self._line = (pos, found)
+        return found
+
+    def _next_line_at(self, pos: int) -> int:
+        text, find = self.text, self.text.find
+        at = find("@", pos)
+        while at != -1:
+            i = at
+            while i and text[i - 1] in " \t":
+                i -= 1
+            if not i or text[i - 1] in "\n\r":
+                return at
+            at = find("@", at + 1)
+        return len(text)
+
+    def entry_line_after(self, pos: int) -> tuple[int, int]:
+        """The ``@`` of the first line at or after ``pos`` that starts an entry, and the end
+        of that entry's head (the text's end, and one past it, if none)."""
+        lo, at, end = self._strong
+        if lo <= pos <= at:
+            return at, end
+        text, match = self.text, _STRONG_HEAD.match
+        at = self._next_line_at(pos)
+        while at < len(text) and (m := match(text, at)) is None:
+            at = self._next_line_at(at + 1)
+        end = m.end() if at < len(text) else len(text) + 1
+        self._strong = (pos, at, end)
+        return at, end
+
+    def inline_block(self, pos: int, limit: int) -> int | None:
+        """The first ``@type{`` in ``[pos, limit)`` that no ``%`` comment hides."""
+        text = self.text
+        while True:
+            m = _INLINE.search(text, pos, limit)
+            if m is None:
+                return None
+            if m.group(0) != "%":
+                return m.start()
+            line_break = _LINE_BREAK.search(text, m.end(), limit)
+            if line_break is None:
+                return None
+            pos = line_break.end()
+
+    def chunk(self, start: int) -> _Chunk:
+        """Read the chunk starting at ``start`` (a line-start ``@`` or the text's start)."""
+        text = self.text
+        head = self.line_at(start + 1)
+        end = head
+        read = tail = start + 1
+        blocks: list[RawBlock] = []
+        at = start if text.startswith("@", start) else self.inline_block(start, end)
+        while at is not None:
+            limit, limit_end = self.entry_line_after(at + 1)
+            block = read_block(text, at, limit, start)
+            if block.kind == "error":
+                read = max(read, limit_end)
+                end = self.line_at(at + 1)
+                if block.end > end - start:
+                    block = _clamped(block, end - start)
+                blocks.append(block)
+                break
+            blocks.append(block)
+            block_end = tail = start + block.end
+            read = max(read, block_end)
+            if block_end > end:
+                end = self.line_at(block_end)
+            at = self.inline_block(block_end, end)
+        read = max(read, end + 1)  # one past the text's end: more text would change it
+        notes = [n for b in blocks for n in _notes(b)]
+        return _Chunk(
+            base=SpanBase(start),
+            length=end - start,
+            read=read - start,
+            head=head - start,
+            tail=max(tail - start, 1),
+            strong=_STRONG_HEAD.match(text, start) is not None,
+            blocks=tuple(blocks),
+            built=(None,) * len(blocks),
+            references=(),
+            strings=any(b.kind == "string" for b in blocks),
+            notes=tuple(notes),
+        )
+
+
+def _notes(block: RawBlock) -> tuple[Note, ...]:
+    if block.kind == "error":
+        return (Note("MALFORMED_ENTRY", Severity.ERROR, block.start, block.end, block.message,
+                     block.key or None),)  # fmt: skip
+    return block.notes
+
+
+def _clamped(block: RawBlock, end: int) -> RawBlock:
+    return RawBlock(kind=block.kind, start=block.start, end=max(end, block.start + 1),
+                    key=block.key, message=block.message)  # fmt: skip
 
 
 def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
@@ -230,6 +396,9 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
     macro expansions changed; the chunk itself when nothing changed."""
     built: list[_Built | None] = []
     changed = False
+    string_notes: list[Note] = []
+    external: set[str] = set()
+    undefined: set[str] = set()
     for block, known in zip(chunk.blocks, chunk.built, strict=True):
         kind = block.kind
         if kind == "entry":
@@ -239,41 +408,127 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
                 else ()
             )
             if known is None or known.expansions != expansions:
-                known = _Built(_reference(uri, block, chunk.base, expansions), expansions)
+                known = _build(uri, block, chunk.base, expansions)
                 changed = True
+            for e in expansions:
+                external.update(e.external)
+                undefined.update(e.undefined)
         elif kind == "string":
-            _define(block, macros)
+            string_notes += _define(block, macros, external, undefined)
         built.append(known)
-    if not changed:
+    macro_notes = tuple(n for b in built if b is not None for n in b.notes) + tuple(string_notes)
+    if not changed and macro_notes == chunk.macro_notes and external == chunk.external \
+            and undefined == chunk.undefined:
         return chunk
     return chunk._replace(
-        built=tuple(built), references=tuple(b.reference for b in built if b is not None)
+        built=tuple(built),
+        references=tuple(b.reference for b in built if b is not None),
+        macro_notes=macro_notes,
+        external=frozenset(external),
+        undefined=frozenset(undefined),
     )
 
 
 def _define_strings(chunk: _Chunk, macros: _Macros) -> None:
     for block in chunk.blocks:
         if block.kind == "string":
-            _define(block, macros)
+            _define(block, macros, set(), set())
 
 
-def _define(block: _RawBlock, macros: _Macros) -> None:
+def _define(block: RawBlock, macros: _Macros, external: set[str], undefined: set[str]
+            ) -> list[Note]:
+    notes = []
     for f in block.fields:
-        macros.define(f.name, f.value if f.value is not None else macros.expand(f.parts))
+        if f.value is not None:
+            macros.define(f.name, f.value)
+            continue
+        expansion = macros.expand(f.parts)
+        external.update(expansion.external)
+        undefined.update(expansion.undefined)
+        notes += _undefined_notes(f.value_start, f.value_end, expansion, None)
+        macros.define(f.name, expansion.value)
+    return notes
+
+
+def _undefined_notes(start: int, end: int, expansion: _Expansion, key: str | None
+                     ) -> list[Note]:
+    return [
+        Note("UNDEFINED_MACRO", Severity.WARNING, start, end,
+             f"Macro '{name}' is not defined: it reads as empty, as in BibTeX and biber.", key)
+        for name in expansion.undefined
+    ]  # fmt: skip
 
 
 def _problems(chunk: _Chunk) -> list[Problem]:
     offset = chunk.base.offset
+    notes = chunk.notes + chunk.macro_notes if chunk.macro_notes else chunk.notes
     return [
-        Problem(
-            code="MALFORMED_ENTRY",
-            span=Span(offset + block.start, offset + block.end),
-            message=block.message,
-            severity=Severity.ERROR,
-            key=block.key or None,
-        )
-        for block in chunk.errors
-    ]
+        Problem(code=n.code, span=Span(offset + n.start, offset + n.end), message=n.message,
+                severity=n.severity, key=n.key)
+        for n in sorted(notes, key=lambda n: n.start)
+    ]  # fmt: skip
+
+
+class _Macros:
+    """``@string`` definitions so far, the macros given from earlier files, the month
+    names, and memoized expansions."""
+
+    def __init__(self, incoming: dict[str, str]) -> None:
+        self.incoming = incoming
+        self.defined: dict[str, str] = {}
+        self._expansions: dict[tuple[tuple[str, bool], ...], _Expansion] = {}
+
+    def define(self, name: str, value: str) -> None:
+        self.defined[name] = value
+        self._expansions.clear()
+
+    def expand(self, parts: tuple[tuple[str, bool], ...]) -> _Expansion:
+        """Join ``#`` operands; an undefined macro reads as empty."""
+        expansion = self._expansions.get(parts)
+        if expansion is None:
+            values: list[str] = []
+            undefined: list[str] = []
+            external: list[str] = []
+            for text, is_macro in parts:
+                if not is_macro:
+                    values.append(text)
+                    continue
+                name = text.lower()
+                if name in self.defined:
+                    values.append(self.defined[name])
+                elif name in self.incoming:
+                    values.append(self.incoming[name])
+                    external.append(name)
+                elif name in MONTH_MACROS:
+                    values.append(MONTH_MACROS[name])
+                else:
+                    undefined.append(name)
+            expansion = _Expansion("".join(values), tuple(undefined), tuple(external))
+            self._expansions[parts] = expansion
+        return expansion
+
+
+def _build(uri: str, block: RawBlock, base: SpanBase, expansions: tuple[_Expansion, ...]
+           ) -> _Built:
+    expanded = iter(expansions)
+    fields: dict[str, Field] = {}
+    notes: list[Note] = []
+    relative_field = Field.relative
+    for name, value, _, name_start, name_end, value_start, value_end in block.fields:
+        if value is None:
+            expansion = next(expanded)
+            value = expansion.value
+            if expansion.undefined:
+                notes += _undefined_notes(value_start, value_end, expansion, block.key)
+        if name not in fields:  # BibTeX keeps the first of repeated fields
+            fields[name] = relative_field(
+                base, name, value, value_start, value_end, name_start, name_end
+            )
+    reference = Reference.relative(
+        base, block.key, uri, "bibtex", block.entry_type, block.key_start, block.key_end,
+        block.start, block.end, fields,
+    )  # fmt: skip
+    return _Built(reference, expansions, tuple(notes))
 
 
 _COMPARE_BLOCK = 1 << 14
@@ -315,292 +570,3 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _chunk_starts(text: str, start: int, end: int) -> list[int]:
-    """Offsets in ``[start, end)`` of every ``@`` that starts a line (after spaces or tabs):
-    the chunk starts."""
-    starts = []
-    find = text.find
-    at = find("@", start, end)
-    while at != -1:
-        line_start = text.rfind("\n", 0, at) + 1
-        if line_start == at or not text[line_start:at].strip(" \t"):
-            starts.append(at)
-        at = find("@", at + 1, end)
-    return starts
-
-
-class _Macros:
-    """``@string`` definitions so far (month names predefined) and memoized expansions."""
-
-    def __init__(self) -> None:
-        self._values = dict(MONTH_MACROS)
-        self._expansions: dict[tuple[tuple[str, bool], ...], str] = {}
-
-    def define(self, name: str, value: str) -> None:
-        self._values[name] = value
-        self._expansions.clear()
-
-    def expand(self, parts: tuple[tuple[str, bool], ...]) -> str:
-        """Join ``#`` operands; an undefined macro stays as its name, as bibtexparser does."""
-        value = self._expansions.get(parts)
-        if value is None:
-            get = self._values.get
-            value = "".join(
-                get(text.lower(), text) if is_macro else text for text, is_macro in parts
-            )
-            self._expansions[parts] = value
-        return value
-
-
-def _reference(
-    uri: str, block: _RawBlock, base: SpanBase, expansions: tuple[str, ...]
-) -> Reference:
-    expanded = iter(expansions)
-    fields: dict[str, Field] = {}
-    relative_field = Field.relative
-    for name, value, _, name_start, name_end, value_start, value_end in block.fields:
-        if value is None:
-            value = next(expanded)
-        if name not in fields:  # BibTeX keeps the first of repeated fields
-            fields[name] = relative_field(
-                base, name, value, value_start, value_end, name_start, name_end
-            )
-    return Reference.relative(
-        base,
-        block.key,
-        uri,
-        "bibtex",
-        block.entry_type,
-        block.key_start,
-        block.key_end,
-        block.start,
-        block.end,
-        fields,
-    )
-
-
-def _parse_chunk(chunk: str) -> tuple[_RawBlock, ...]:
-    """The blocks of a chunk: the one its line-start ``@`` opens, then any further
-    ``@type{`` on the lines it spans. An error ends the chunk: where the broken block ends
-    is unknown, and the next line-start ``@`` is where reading resumes."""
-    blocks = [_parse_block(chunk, 0)]
-    while blocks[-1].kind != "error":
-        head = _BLOCK_START.search(chunk, blocks[-1].end)
-        if head is None:
-            break
-        blocks.append(_parse_block(chunk, head.start()))
-    return tuple(blocks)
-
-
-def _parse_block(chunk: str, start: int) -> _RawBlock:
-    try:
-        return _Tokenizer(chunk).block(start)
-    except _Malformed as e:
-        line_end = chunk.find("\n", max(e.pos, start))
-        end = min(len(chunk) if line_end == -1 else line_end, len(chunk.rstrip()))
-        head = _HEAD.match(chunk, start)
-        key = None
-        if head.group(2):
-            key = _KEY.match(chunk, _WS.match(chunk, head.end()).end())
-        return _RawBlock(
-            kind="error",
-            start=start,
-            end=max(end, start + 1),
-            key=key.group(0) if key else "",
-            message=e.message,
-        )
-
-
-class _Tokenizer:
-    """Reads one block of a chunk, from its ``@``; text between blocks is comment."""
-
-    def __init__(self, chunk: str) -> None:
-        self.s = chunk
-        self.closing = "}"
-
-    def skip_ws(self, pos: int) -> int:
-        return _WS.match(self.s, pos).end()
-
-    def block(self, start: int) -> _RawBlock:
-        s = self.s
-        head = _HEAD.match(s, start)
-        entry_type, opener = head.group(1), head.group(2)
-        if entry_type is None and opener is None:
-            return _RawBlock(kind="ignored", start=start, end=head.end())  # a stray "@"
-        if entry_type is None:
-            raise _Malformed("Entry type missing after '@'.", head.end() - 1)
-        entry_type = entry_type.lower()
-        if entry_type == "comment" and opener is None:
-            return _RawBlock(kind="ignored", start=start, end=len(s))  # "@comment" line
-        if opener is None:
-            raise _Malformed(f"Expected '{{' or '(' after '@{head.group(1)}'.", head.end(1))
-        self.closing = ")" if opener == "(" else "}"
-        if entry_type in ("comment", "preamble"):
-            return _RawBlock(kind="ignored", start=start, end=self.skip_group(head.end() - 1))
-        pos = self.skip_ws(head.end())
-        if entry_type == "string":
-            fields, end = self.fields(pos)
-            return _RawBlock(
-                kind="string", start=start, end=end, fields=fields, uses_macros=_uses(fields)
-            )
-        return self.entry(start, entry_type, pos)
-
-    def skip_group(self, pos: int) -> int:
-        """End of the comment or preamble whose delimiter opens at ``pos``: its closing
-        delimiter at brace depth 0, or the chunk's end when there is none."""
-        depth = 0
-        for m in _BRACE_OR_PAREN.finditer(self.s, pos + 1):
-            c = m.group(0)
-            if depth == 0 and c == self.closing:
-                return m.end()
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth = max(depth - 1, 0)
-        return len(self.s)
-
-    def entry(self, start: int, entry_type: str, pos: int) -> _RawBlock:
-        s = self.s
-        key = _KEY.match(s, pos)
-        if key is None:
-            raise _Malformed(f"Citation key missing in @{entry_type} entry.", pos)
-        after = self.skip_ws(key.end())
-        if after < len(s) and s[after] == "=":
-            raise _Malformed(f"Citation key missing in @{entry_type} entry.", key.start())
-        if after < len(s) and s[after] == self.closing:
-            fields, end = (), after + 1
-        elif after < len(s) and s[after] == ",":
-            fields, end = self.fields(after + 1)
-        else:
-            raise _Malformed(f"Expected ',' after citation key '{key.group(0)}'.", after)
-        return _RawBlock(
-            kind="entry",
-            start=start,
-            entry_type=entry_type,
-            key=key.group(0),
-            key_start=key.start(),
-            key_end=key.end(),
-            end=end,
-            fields=fields,
-            uses_macros=_uses(fields),
-        )
-
-    def fields(self, pos: int) -> tuple[tuple[_RawField, ...], int]:
-        """``name = value`` pairs up to the closing delimiter; returns them and the end."""
-        s, closing, n = self.s, self.closing, len(self.s)
-        out: list[_RawField] = []
-        while True:
-            simple = _SIMPLE_FIELD.match(s, pos)
-            if simple is not None and (after := simple.end()) < n and s[after] in (",", closing):
-                out.append(_simple_field(simple))
-                if s[after] == closing:
-                    return tuple(out), after + 1
-                pos = after + 1
-                continue
-            pos = self.skip_ws(pos)
-            if pos >= n:
-                raise _Malformed(self.unclosed(out), n - 1)
-            if s[pos] == closing:
-                return tuple(out), pos + 1
-            name = _FIELD_NAME.match(s, pos)
-            if name is None:
-                raise _Malformed(f"Expected a field name, found '{s[pos]}'.", pos)
-            pos = self.skip_ws(name.end())
-            if pos >= n or s[pos] != "=":
-                raise _Malformed(f"Expected '=' after field name '{name.group(0)}'.", pos)
-            field, pos = self.value(name, self.skip_ws(pos + 1))
-            out.append(field)
-            if pos >= n:
-                raise _Malformed(self.unclosed(out), n - 1)
-            if s[pos] == ",":
-                pos += 1
-            elif s[pos] != closing:
-                raise _Malformed(f"Expected ',' or '{closing}' after field '{name.group(0)}'.", pos)
-
-    def unclosed(self, fields: list[_RawField]) -> str:
-        message = f"Entry not closed: missing '{self.closing}' before the next entry."
-        if fields:
-            message += f" Check the braces and quotes of field '{fields[-1].name}'."
-        return message
-
-    def value(self, name: re.Match[str], pos: int) -> tuple[_RawField, int]:
-        """One ``#``-joined value expression starting at ``pos``; returns it and the offset
-        after it (whitespace skipped). A single delimited operand's span excludes the
-        delimiters; a concatenation or macro spans the whole expression."""
-        s, n = self.s, len(self.s)
-        parts: list[tuple[str, bool]] = []
-        expression_start = inner_start = inner_end = pos
-        while True:
-            if pos >= n:
-                raise _Malformed(f"Value missing for field '{name.group(0)}'.", n - 1)
-            c = s[pos]
-            if c == "{" or c == '"':
-                end = self.delimited(pos, name.group(0))
-                parts.append((s[pos + 1 : end - 1], False))
-                inner_start, inner_end = pos + 1, end - 1
-            elif (m := _NUMBER.match(s, pos) or _MACRO.match(s, pos)) is not None:
-                end = m.end()
-                parts.append((m.group(0), not c.isdigit()))
-                inner_start, inner_end = pos, end
-            else:
-                raise _Malformed(f"Value missing for field '{name.group(0)}'.", pos)
-            after = self.skip_ws(end)
-            if after < n and s[after] == "#":
-                pos = self.skip_ws(after + 1)
-                continue
-            break
-        single = len(parts) == 1
-        literal = all(not is_macro for _, is_macro in parts)
-        field = _RawField(
-            name=name.group(0).lower(),
-            value="".join(text for text, _ in parts) if literal else None,
-            parts=() if literal else tuple(parts),
-            name_start=name.start(),
-            name_end=name.end(),
-            value_start=inner_start if single else expression_start,
-            value_end=inner_end if single else end,
-        )
-        return field, after
-
-    def delimited(self, pos: int, field: str) -> int:
-        """End (exclusive) of the ``{...}`` or ``"..."`` operand opening at ``pos``."""
-        s = self.s
-        quoted = s[pos] == '"'
-        depth = 0
-        for m in (_QUOTED if quoted else _BRACE).finditer(s, pos + 1 if quoted else pos):
-            c = m.group(0)
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0 and not quoted:
-                    return m.end()
-                if depth < 0:
-                    break
-            elif depth == 0:
-                return m.end()
-        closer = '"' if quoted else "}"
-        raise _Malformed(f"Unbalanced braces in field '{field}': missing '{closer}'.", pos)
-
-
-def _simple_field(m: re.Match[str]) -> _RawField:
-    """A field matched by ``_SIMPLE_FIELD``: group 2 braced, 3 quoted, 4 number, 5 macro."""
-    group = m.lastindex
-    text = m.group(group)
-    start, end = m.span(group)
-    is_macro = group == 5
-    return _RawField(
-        m.group(1).lower(),
-        None if is_macro else text,
-        ((text, True),) if is_macro else (),
-        m.start(1),
-        m.end(1),
-        start,
-        end,
-    )
-
-
-def _uses(fields: tuple[_RawField, ...]) -> bool:
-    return any(f.value is None for f in fields)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.bibtex import BibtexBibliography, parse_bibtex
 from citelsp.documents.csl import parse_csl_json
+from citelsp.documents.encoding import without_surrogates
 from citelsp.documents.manuscript import language_for_path, parse_manuscript
 from citelsp.documents.model import Bibliography, Manuscript
 from citelsp.uris import uri_to_path
@@ -14,12 +15,36 @@ MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".lat
 _EDITOR_LANGUAGES = {"tex": "latex", "quarto": "markdown", "rmd": "markdown"}
 
 
-def parse_document(uri: str, text: str, language: str | None = None) -> Document | None:
-    """Parse by file type; ``None`` for files citelsp does not read (e.g. non-CSL JSON)."""
+def parse_document(
+    uri: str,
+    text: str,
+    language: str | None = None,
+    *,
+    previous: Document | None = None,
+    macros: dict[str, str] | None = None,
+) -> Document | None:
+    """Parse by file type; ``None`` for files citelsp does not read (e.g. non-CSL JSON).
+
+    ``previous`` (the last parse of the same document) lets a ``.bib`` be re-parsed
+    incrementally, keeping the ``@string`` macros it was given unless ``macros`` (those of
+    the bibliographies listed before it) replaces them. Lone surrogates (which no report can
+    encode) are replaced first, with a warning."""
+    text, invalid = without_surrogates(text)
+    doc = _parse(uri, text, language, previous, macros)
+    if doc is not None and invalid is not None:
+        doc.problems.insert(0, invalid)
+    return doc
+
+
+def _parse(uri: str, text: str, language: str | None, previous: Document | None,
+           macros: dict[str, str] | None) -> Document | None:
     path = uri_to_path(uri)
     suffix = path.suffix.lower()
     if suffix == ".bib" or language in ("bibtex", "bib"):
-        return parse_bibtex(uri, text)
+        last = previous if isinstance(previous, BibtexBibliography) else None
+        if macros is None and last is not None:
+            macros = last.incoming
+        return parse_bibtex(uri, text, previous=last, macros=macros)
     if suffix == ".json" or language in ("json", "csl-json"):
         return parse_csl_json(uri, text)
     lang = language_for_path(str(path))

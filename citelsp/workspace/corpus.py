@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from citelsp.config import Settings
+from citelsp.documents.bibtex import BibtexBibliography, parse_bibtex
+from citelsp.documents.encoding import Decoded, decode, encoding_problem
 from citelsp.documents.parse import (
     BIBLIOGRAPHY_SUFFIXES,
     MANUSCRIPT_SUFFIXES,
@@ -29,13 +31,20 @@ SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".citels
 MAX_SCAN_FILES = 2000
 
 
-def decode_document(data: bytes) -> str:
-    """The text of a document file's bytes (UTF-8; undecodable bytes replaced)."""
-    return data.decode("utf-8", errors="replace")
+def decode_document(data: bytes) -> Decoded:
+    """The text of a document file's bytes: UTF-8, else decoded with a guessed encoding (see
+    ``documents.encoding``; ``note_encoding`` adds the warning to its parse)."""
+    return decode(data)
 
 
-def read_document(path: Path) -> str:
+def read_document(path: Path) -> Decoded:
     return decode_document(read_bytes(path))
+
+
+def note_encoding(doc: Document | None, decoded: Decoded) -> None:
+    """Put the FILE_ENCODING warning of a file that was not UTF-8 on its parse."""
+    if doc is not None and (problem := encoding_problem(decoded)) is not None:
+        doc.problems.insert(0, problem)
 
 
 class Corpus:
@@ -61,9 +70,16 @@ class Corpus:
     def update(self, uri: str, text: str, *, language: str | None = None) -> Document | None:
         """The editor's (or the command line's) text of an open document, parsed."""
         self.generation += 1
-        doc = parse_document(uri, text, language)
+        doc = parse_document(uri, text, language, previous=self._last_parse(uri))
         self.open[uri] = doc
         return doc
+
+    def _last_parse(self, uri: str) -> Document | None:
+        """The latest parse of ``uri``, open or from disk: the seed of an incremental one."""
+        if uri in self.open:
+            return self.open[uri]
+        cached = self._disk.get(uri)
+        return cached[1] if cached is not None else None
 
     def close(self, uri: str) -> None:
         """Forget an open document; its disk copy is read again if something still needs it."""
@@ -94,16 +110,39 @@ class Corpus:
         if cached is not None and cached[0] == mtime:
             return cached[1]
         try:
-            text = read_document(path)
+            decoded = read_document(path)
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
             self.unreadable[uri] = exc.strerror or str(exc)
             self._disk[uri] = (mtime, None)
             return None
         self.unreadable.pop(uri, None)
-        doc = parse_document(uri, text)
+        doc = parse_document(uri, decoded.text, previous=cached[1] if cached else None)
+        note_encoding(doc, decoded)
         self._disk[uri] = (mtime, doc)
         self.generation += 1
+        return doc
+
+    def given_macros(self, uri: str, macros: dict[str, str]) -> Document | None:
+        """The bibliography at ``uri``, read again when the ``@string`` macros defined by the
+        bibliographies listed before it change what it reads (BibTeX reads the files of
+        ``\\bibliography{a,b}`` as one): a macro it lacked, or another value for one it used.
+        A file listed by several manuscripts keeps the macros it was last given."""
+        doc = self.get(uri)
+        if not isinstance(doc, BibtexBibliography) or not macros:
+            return doc
+        if not any(name in macros for name in doc.undefined) and all(
+            macros.get(name, value) == value for name, value in doc.external.items()
+        ):
+            return doc
+        kept = [p for p in doc.problems if p.code == "FILE_ENCODING"]
+        doc = parse_bibtex(uri, doc.text, previous=doc, macros={**doc.incoming, **macros})
+        doc.problems[:0] = kept
+        self.generation += 1
+        if uri in self.open:
+            self.open[uri] = doc
+        elif uri in self._disk:
+            self._disk[uri] = (self._disk[uri][0], doc)
         return doc
 
     def invalidate(self, uri: str | None = None) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from citelsp.documents.bibtex import BibtexBibliography
 from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
@@ -121,8 +122,12 @@ class CitationGraph:
             named = iter(uris)
             self._named[manuscript.uri] = [(w, None if "\0" in w else next(named))
                                            for w in written]
+            macros: dict[str, str] = {}  # @string macros flow through them in order
             for uri in filter(None, uris):
                 self.corpus.load(uri)
+                doc = self.corpus.given_macros(uri, macros)
+                if isinstance(doc, BibtexBibliography):
+                    macros.update(doc.macros)
             return own + tuple(dict.fromkeys(filter(None, uris))), False
         self._named.pop(manuscript.uri, None)
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
@@ -308,9 +313,9 @@ class CitationGraph:
             return dict(value)
         path = self.corpus.setting_path(value)
         try:
-            text = read_document(path)
+            text = read_document(path).text
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
+        except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:
             log.warning("cannot read slug map %s: %s", path, exc)
             return {}
         if not isinstance(data, dict):

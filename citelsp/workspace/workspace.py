@@ -36,7 +36,7 @@ from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.verdict.judge import judge
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import severity_priority
-from citelsp.workspace.corpus import Corpus, decode_document
+from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
 from citelsp.workspace.local_checks import LocalChecks
@@ -107,7 +107,9 @@ class Workspace:
             return "empty file"
         if b"\0" in data[:8192]:
             return "a binary file, not a manuscript or bibliography"
-        doc = self.open(path_to_uri(path), decode_document(data))
+        decoded = decode_document(data)
+        doc = self.open(path_to_uri(path), decoded.text)
+        note_encoding(doc, decoded)
         if doc is None:
             return "not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, CSL-JSON)"
         if isinstance(doc, Bibliography) and not doc.references and not doc.problems:

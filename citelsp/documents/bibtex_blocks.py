@@ -1,0 +1,418 @@
+"""The grammar of one BibTeX block (``@type{key, name = value, ...}``, ``@string``,
+``@comment``, ``@preamble``), read from a given ``@`` with offsets relative to a base.
+
+``bibtex.py`` decides where blocks start and which are kept across edits; this module only
+reads one block and says how far it looked. The reading rules, and where BibTeX and biber
+differ, are listed in ``bibtex.py``'s docstring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from citelsp.documents.model import Severity
+
+_HEAD_SPLIT = re.compile(r"@\s*([A-Za-z][\w:.+-]*)\s*([{(])")
+"""``@``, the type and the delimiter, possibly on separate lines (``@\\nmisc{``)."""
+_HEAD = re.compile(r"@[ \t]*([A-Za-z][\w:.+-]*)?[ \t]*([{(])?")
+_WS = re.compile(r"(?:[ \t\n\r\f\v]|%[^\n\r]*)*")
+"""Whitespace and ``%`` comments to the end of the line (biber reads them inside entries)."""
+_KEY = re.compile(r"[^\s,{}()\"#%\\]+")
+_FIELD_NAME = re.compile(r"[^\s,{}()\"=#%\\]+")
+_NUMBER = re.compile(r"\d+")
+_MACRO = re.compile(r"[A-Za-z_][^\s,{}()\"=#%\\]*")
+_BRACE = re.compile(r"[{}]")
+_BRACE_OR_PAREN = re.compile(r"[{}()]")
+_QUOTED = re.compile(r'[{}"]')
+_LINE_END = re.compile(r"[\n\r]")
+_SIMPLE_FIELD = re.compile(
+    r"""\s*([^\s,{}()"=#%\\]+)\s*=\s*(?:"""
+    r"""\{((?:[^{}]|\{[^{}]*\})*)\}"""
+    r"""|"([^"{}]*)"|(\d+)|([A-Za-z_][^\s,{}()"=#%\\]*))\s*"""
+)
+"""One field whose value is a single operand with at most one level of inner braces: the
+common case, read with one regex call. Anything else goes through the general path."""
+
+_ESCAPE_HINT = " (a backslash does not escape a brace: \\{ and \\} count as braces)"
+
+GLOSSARY_TYPES = frozenset({
+    "entry", "index", "indexplural", "symbol", "number", "abbreviation", "acronym",
+    "bibtexentry", "contributor", "progenitor", "compoundset", "xdata",
+})  # fmt: skip
+"""Entry types that are not works: bib2gls glossary entries and biblatex ``@xdata``
+containers. With the ``dual``, ``tertiary`` and ``spawn`` families below."""
+_GLOSSARY_PREFIXES = ("dual", "tertiary", "spawn")
+
+WORK_TYPES = frozenset({
+    "article", "book", "booklet", "conference", "inbook", "incollection", "inproceedings",
+    "manual", "mastersthesis", "misc", "phdthesis", "proceedings", "techreport", "unpublished",
+    "online", "electronic", "www", "report", "thesis", "collection", "mvbook", "mvcollection",
+    "mvproceedings", "mvreference", "reference", "inreference", "periodical", "suppbook",
+    "suppcollection", "suppperiodical", "patent", "dataset", "software", "bookinbook",
+    "standard", "artwork", "audio", "image", "jurisdiction", "legal", "legislation", "letter",
+    "movie", "music", "performance", "review", "video",
+})  # fmt: skip
+"""BibTeX's and biblatex's entry types: always works, whatever their fields."""
+
+BIBLIOGRAPHIC_FIELDS = frozenset({
+    "author", "editor", "translator", "title", "subtitle", "booktitle", "maintitle",
+    "journal", "journaltitle", "eventtitle", "year", "date", "month", "publisher",
+    "institution", "school", "organization", "howpublished", "doi", "eprint", "isbn", "issn",
+    "url", "volume", "number", "pages", "chapter", "note", "crossref", "xref", "series",
+    "edition", "address", "location",
+})  # fmt: skip
+"""An entry of another type with fields but none of these (bib2gls ``@unit{…, unitname =
+…}``, IEEEtran's ``@IEEEtranBSTCTL``, abnTeX2's ``@ABNT-options``) is data for another
+tool, not a work."""
+
+
+class Malformed(Exception):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+class Note(NamedTuple):
+    """A finding about a block, relative to its chunk's base."""
+
+    code: str
+    severity: Severity
+    start: int
+    end: int
+    message: str
+    key: str | None = None
+
+
+class RawField(NamedTuple):
+    """A field relative to the chunk's base; ``value`` is None when macros must be expanded."""
+
+    name: str
+    value: str | None
+    parts: tuple[tuple[str, bool], ...]
+    """Operands of the value expression as (text, is_macro); empty for a plain literal."""
+    name_start: int
+    name_end: int
+    value_start: int
+    value_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class RawBlock:
+    """One block, relative to its chunk's base: an entry, an ``@string``, a parse error,
+    data that is not a work (``"data"``), or something ignored."""
+
+    kind: str
+    """"entry", "data", "string", "error" or "ignored" (comments, ``@preamble``, a stray ``@``)."""
+    start: int = 0
+    end: int = 0
+    entry_type: str = ""
+    key: str = ""
+    key_start: int = 0
+    key_end: int = 0
+    fields: tuple[RawField, ...] = ()
+    message: str = ""
+    uses_macros: bool = False
+    notes: tuple[Note, ...] = ()
+
+
+def read_block(text: str, at: int, limit: int, base: int) -> RawBlock:
+    """The block whose ``@`` is at ``at``, read no further than ``limit`` (the next line that
+    starts another entry). Never raises: an unreadable block is an ``"error"`` block whose
+    span runs from its ``@`` to the end of the line where reading failed."""
+    try:
+        return _Tokenizer(text, limit, base).block(at)
+    except Malformed as e:
+        pos = max(min(e.pos, limit - 1), at)
+        line_end = _LINE_END.search(text, pos, limit)
+        end = line_end.start() if line_end else _rstripped(text, pos, limit)
+        head = _HEAD_SPLIT.match(text, at, limit) or _HEAD.match(text, at, limit)
+        key = None
+        if head.group(2):
+            key = _KEY.match(text, _WS.match(text, head.end(), limit).end(), limit)
+        return RawBlock(
+            kind="error",
+            start=at - base,
+            end=max(end, at + 1) - base,
+            key=key.group(0) if key else "",
+            message=e.message,
+        )
+
+
+def _rstripped(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def is_glossary_type(entry_type: str) -> bool:
+    return entry_type in GLOSSARY_TYPES or entry_type.startswith(_GLOSSARY_PREFIXES)
+
+
+class _Tokenizer:
+    """Reads one block from its ``@``; ``n`` bounds every look."""
+
+    def __init__(self, text: str, limit: int, base: int) -> None:
+        self.s = text
+        self.n = limit
+        self.base = base
+        self.closing = "}"
+
+    def skip_ws(self, pos: int) -> int:
+        return _WS.match(self.s, pos, self.n).end()
+
+    def block(self, start: int) -> RawBlock:
+        s, n, base = self.s, self.n, self.base
+        head = _HEAD_SPLIT.match(s, start, n) or _HEAD.match(s, start, n)
+        entry_type, opener = head.group(1), head.group(2)
+        if entry_type is None and opener is None:  # a stray "@"
+            return RawBlock(kind="ignored", start=start - base, end=head.end() - base)
+        if entry_type is None:
+            raise Malformed("Entry type missing after '@'.", head.end() - 1)
+        lowered = entry_type.lower()
+        if lowered == "comment" and opener is None:  # "@comment" outside braces: a word
+            return RawBlock(kind="ignored", start=start - base, end=head.end(1) - base)
+        if opener is None:
+            raise Malformed(f"Expected '{{' or '(' after '@{entry_type}'.", head.end(1))
+        self.closing = ")" if opener == "(" else "}"
+        if lowered in ("comment", "preamble"):
+            end = self.skip_group(head.end() - 1)
+            return RawBlock(kind="ignored", start=start - base, end=end - base)
+        pos = self.skip_ws(head.end())
+        if lowered == "string":
+            fields, end = self.fields(pos)
+            return RawBlock(
+                kind="string",
+                start=start - base,
+                end=end - base,
+                fields=fields,
+                uses_macros=_uses(fields),
+            )
+        return self.entry(start, lowered, pos)
+
+    def skip_group(self, pos: int) -> int:
+        """End of the comment or preamble whose delimiter opens at ``pos``: its closing
+        delimiter at brace depth 0, or the limit when there is none."""
+        depth = 0
+        for m in _BRACE_OR_PAREN.finditer(self.s, pos + 1, self.n):
+            c = m.group(0)
+            if depth == 0 and c == self.closing:
+                return m.end()
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth = max(depth - 1, 0)
+        return self.n
+
+    def entry(self, start: int, entry_type: str, pos: int) -> RawBlock:
+        s, n, base, closing = self.s, self.n, self.base, self.closing
+        key = _KEY.match(s, pos, n)
+        if key is None:
+            raise Malformed(f"Citation key missing in @{entry_type} entry.", pos)
+        text = key.group(0)
+        after = self.skip_ws(key.end())
+        follows = s[after] if after < n else ""
+        if follows not in (",", closing):
+            if "=" in text or follows == "=":
+                field = text.split("=", 1)[0]
+                raise Malformed(
+                    f"Citation key missing in @{entry_type} entry: it starts with the field "
+                    f"'{field}'.",
+                    key.start(),
+                )
+            raise Malformed(f"Expected ',' after citation key '{text}'.", after)
+        if follows == closing:
+            fields, end = (), after + 1
+        else:
+            fields, end = self.fields(after + 1)
+        names = [f[0] for f in fields]
+        kind = "entry" if _is_work(entry_type, names) else "data"
+        notes = _entry_notes(text, key.start() - base, key.end() - base, fields, names)
+        return RawBlock(
+            kind=kind,
+            start=start - base,
+            entry_type=entry_type,
+            key=text,
+            key_start=key.start() - base,
+            key_end=key.end() - base,
+            end=end - base,
+            fields=fields,
+            uses_macros=_uses(fields),
+            notes=notes if kind == "entry" else (),
+        )
+
+    def fields(self, pos: int) -> tuple[tuple[RawField, ...], int]:
+        """``name = value`` pairs up to the closing delimiter; returns them and the end."""
+        s, closing, n, base = self.s, self.closing, self.n, self.base
+        out: list[RawField] = []
+        while True:
+            simple = _SIMPLE_FIELD.match(s, pos, n)
+            if simple is not None and (after := simple.end()) < n and s[after] in (",", closing):
+                out.append(_simple_field(simple, base))
+                if s[after] == closing:
+                    return tuple(out), after + 1
+                pos = after + 1
+                continue
+            pos = self.skip_ws(pos)
+            if pos >= n:
+                raise Malformed(self.unclosed(out), n - 1)
+            if s[pos] == closing:
+                return tuple(out), pos + 1
+            name = _FIELD_NAME.match(s, pos, n)
+            if name is None:
+                raise Malformed(f"Expected a field name, found '{s[pos]}'.", pos)
+            pos = self.skip_ws(name.end())
+            if pos >= n or s[pos] != "=":
+                raise Malformed(f"Expected '=' after field name '{name.group(0)}'.", pos)
+            field, pos = self.value(name, self.skip_ws(pos + 1))
+            out.append(field)
+            if pos >= n:
+                raise Malformed(self.unclosed(out), n - 1)
+            if s[pos] == ",":
+                pos += 1
+            elif s[pos] != closing:
+                raise Malformed(
+                    f"Expected ',' or '{closing}' after field '{name.group(0)}'"
+                    f"{_quote_hint(s, field, base)}.",
+                    pos,
+                )
+
+    def unclosed(self, fields: list[RawField]) -> str:
+        message = f"Entry not closed: missing '{self.closing}' before the next entry."
+        if fields:
+            last = fields[-1]
+            message += f" Check the braces and quotes of field '{last.name}'"
+            value = self.s[last.value_start + self.base : last.value_end + self.base]
+            message += f"{_ESCAPE_HINT}." if "\\{" in value or "\\}" in value else "."
+        return message
+
+    def value(self, name: re.Match[str], pos: int) -> tuple[RawField, int]:
+        """One ``#``-joined value expression starting at ``pos``; returns it and the offset
+        after it (whitespace skipped). A single delimited operand's span excludes the
+        delimiters; a concatenation or macro spans the whole expression."""
+        s, n, base = self.s, self.n, self.base
+        parts: list[tuple[str, bool]] = []
+        expression_start = inner_start = inner_end = pos
+        while True:
+            if pos >= n:
+                raise Malformed(f"Value missing for field '{name.group(0)}'.", n - 1)
+            c = s[pos]
+            if c == "{" or c == '"':
+                end = self.delimited(pos, name.group(0))
+                parts.append((s[pos + 1 : end - 1], False))
+                inner_start, inner_end = pos + 1, end - 1
+            elif (m := _NUMBER.match(s, pos, n) or _MACRO.match(s, pos, n)) is not None:
+                end = m.end()
+                parts.append((m.group(0), not c.isdigit()))
+                inner_start, inner_end = pos, end
+            else:
+                raise Malformed(f"Value missing for field '{name.group(0)}'.", pos)
+            after = self.skip_ws(end)
+            if after < n and s[after] == "#":
+                pos = self.skip_ws(after + 1)
+                continue
+            break
+        single = len(parts) == 1
+        literal = all(not is_macro for _, is_macro in parts)
+        field = RawField(
+            name=name.group(0).lower(),
+            value="".join(text for text, _ in parts) if literal else None,
+            parts=() if literal else tuple(parts),
+            name_start=name.start() - base,
+            name_end=name.end() - base,
+            value_start=(inner_start if single else expression_start) - base,
+            value_end=(inner_end if single else end) - base,
+        )
+        return field, after
+
+    def delimited(self, pos: int, field: str) -> int:
+        """End (exclusive) of the ``{...}`` or ``"..."`` operand opening at ``pos``. Every
+        brace counts, escaped or not, and a ``"`` at depth 0 ends a quoted operand even after
+        a backslash: BibTeX and biber both read values so."""
+        s = self.s
+        quoted = s[pos] == '"'
+        depth = 0
+        for m in (_QUOTED if quoted else _BRACE).finditer(s, pos + 1 if quoted else pos, self.n):
+            c = m.group(0)
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0 and not quoted:
+                    return m.end()
+                if depth < 0:
+                    break
+            elif depth == 0:
+                return m.end()
+        closer = '"' if quoted else "}"
+        hint = ""
+        if s.find("\\{", pos, self.n) != -1 or s.find("\\}", pos, self.n) != -1:
+            hint = _ESCAPE_HINT
+        raise Malformed(f"Unbalanced braces in field '{field}': missing '{closer}'{hint}.", pos)
+
+
+def _quote_hint(s: str, field: RawField, base: int) -> str:
+    """Why a quoted value ended early: ``"G\\"odel"`` ends at the ``\\"``."""
+    end = field.value_end + base
+    if s[end : end + 1] == '"' and s[end - 1 : end] == "\\":
+        return ': \\" ends a quoted value; write {\\"o} or brace the whole value'
+    return ""
+
+
+def _simple_field(m: re.Match[str], base: int) -> RawField:
+    """A field matched by ``_SIMPLE_FIELD``: group 2 braced, 3 quoted, 4 number, 5 macro."""
+    group = m.lastindex
+    text = m.group(group)
+    start, end = m.span(group)
+    is_macro = group == 5
+    return RawField(
+        m.group(1).lower(),
+        None if is_macro else text,
+        ((text, True),) if is_macro else (),
+        m.start(1) - base,
+        m.end(1) - base,
+        start - base,
+        end - base,
+    )
+
+
+def _uses(fields: tuple[RawField, ...]) -> bool:
+    return any(f.value is None for f in fields)
+
+
+def _is_work(entry_type: str, names: list[str]) -> bool:
+    if entry_type in WORK_TYPES:
+        return True
+    if is_glossary_type(entry_type):
+        return False
+    return not names or not BIBLIOGRAPHIC_FIELDS.isdisjoint(names)
+
+
+def _entry_notes(
+    key: str, key_start: int, key_end: int, fields: tuple[RawField, ...], names: list[str]
+) -> tuple[Note, ...]:
+    """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field."""
+    if "=" not in key and len(set(names)) == len(names):
+        return ()
+    notes = []
+    if "=" in key:
+        notes.append(Note(
+            "MALFORMED_ENTRY", Severity.WARNING, key_start, key_end,
+            f"The key '{key}' contains '=': BibTeX reads it, but biber rejects the entry. "
+            "If it was meant as a field, the entry has no key.",
+            key,
+        ))  # fmt: skip
+    if len(set(names)) < len(names):
+        seen: set[str] = set()
+        for f in fields:
+            if f.name in seen:
+                notes.append(Note(
+                    "DUPLICATE_FIELD", Severity.WARNING, f.name_start, f.name_end,
+                    f"Field '{f.name}' is repeated: the first value is used, as BibTeX does "
+                    "(biber uses the last one).",
+                    key,
+                ))  # fmt: skip
+            seen.add(f.name)
+    return tuple(notes)
