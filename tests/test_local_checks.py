@@ -7,11 +7,13 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.model import Severity
 from citelsp.workspace import Workspace
-from citelsp.workspace.local_checks import EntryIndex
+from citelsp.workspace.local_checks import MAX_RELATED, EntryIndex
 
-BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020}
-@article{b, title = {Deep Learning for Cats}, year = 2021}
+BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020,
+  author = {M{\"u}ller, Anna}}
+@article{b, title = {Deep Learning for Cats}, year = 2020, author = {Anna Müller and Bo Li}}
 @article{c, title = {Another Work}, doi = {https://doi.org/10.1000/XYZ.}}
 @article{a, title = {Repeated Key}}
 @article{d, title = {Bad Identifier}, doi = {not-a-doi}}
@@ -61,7 +63,7 @@ def test_duplicate_works_by_doi_title_and_arxiv(tmp_path):
     ws, bib_uri, _ = ws_with(tmp_path)
     works = {p.key: p.message for p in by_code(ws.local_problems(bib_uri), "DUPLICATE_WORK")}
     assert "same DOI" in works["c"]  # DOI case and prefix/punctuation do not hide it
-    assert "same title" in works["b"]  # LaTeX braces decoded before comparing
+    assert "same title, first author and year" in works["b"]  # LaTeX decoded first
     assert "same arXiv id" in works["e"] and "same arXiv id" in works["f"]
 
 
@@ -136,3 +138,73 @@ def test_placeholder_identifier_is_a_local_warning_on_its_field(tmp_path):
     assert bib[placeholder.span.start:placeholder.span.end] == "2402.XXXXX"
     assert "the real arXiv id is missing" in placeholder.message
     assert by_code(ws.local_problems(bib_uri), "INVALID_IDENTIFIER") == []
+
+
+def local(bib: str) -> list:
+    ws = Workspace(Settings())
+    uri = "file:///w/refs.bib"
+    ws.open(uri, bib)
+    return ws.local_problems(uri)
+
+
+def duplicates(bib: str) -> dict[str, str]:
+    return {p.key: p.message for p in by_code(local(bib), "DUPLICATE_WORK")}
+
+
+def test_recurring_columns_are_not_duplicates():
+    bib = "".join(
+        f"@article{{cal{i}, title = {{Calendar}}, journal = {{TUGboat}}, year = {1990 + i // 3},"
+        f" volume = {{{i // 3}}}, number = {{{i % 3}}}, pages = {{{10 * i}--{10 * i + 2}}}}}\n"
+        f"@article{{pres{i}, title = {{From the President}}, author = {{Beeton, Barbara}},"
+        f" year = {{{1990 + i}}}}}\n"
+        for i in range(9)
+    )
+    assert duplicates(bib) == {}
+
+
+def test_same_title_author_and_year_but_other_volume_or_page_is_another_work():
+    bib = (
+        "@article{v1, title = {Notes}, author = {Knuth, D.}, year = 1990, volume = 1}\n"
+        "@article{v2, title = {Notes}, author = {Knuth, D.}, year = 1990, volume = 2}\n"
+        "@article{p1, title = {Hints}, author = {Knuth, D.}, year = 1990, pages = {1--2}}\n"
+        "@article{p2, title = {Hints}, author = {Knuth, D.}, year = 1990, pages = {7--9}}\n"
+        "@article{any, title = {Hints}, author = {Knuth, Donald}, year = 1990}\n"
+    )
+    found = duplicates(bib)
+    assert set(found) == {"p1", "p2", "any"}  # no page on 'any': it may be either
+    assert "'any' and 'p1', 'p2'" in found["any"]
+
+
+def test_isbn_identifies_books_not_their_chapters():
+    bib = (
+        "@book{b1, title = {TeX}, isbn = {0-201-13447-0}}\n"
+        "@book{b2, title = {The TeXbook}, isbn = {978-0-201-13447-6}}\n"
+        "@incollection{c1, title = {One}, booktitle = {B}, isbn = {0-201-13447-0}}\n"
+        "@incollection{c2, title = {Two}, booktitle = {B}, isbn = {0-201-13447-0}}\n"
+    )
+    found = duplicates(bib)
+    assert set(found) == {"b1", "b2"} and "same ISBN" in found["b1"]
+
+
+def test_many_copies_name_a_bounded_number_of_others():
+    n = 1500
+    entry = "@article{{e{}, title = {{Editorial}}, doi = {{10.1000/x}}}}\n"
+    bib = "".join(entry.format(i) for i in range(n))
+    found = by_code(local(bib), "DUPLICATE_WORK")
+    assert len(found) == n
+    assert all(len(p.related) == MAX_RELATED for p in found)
+    assert f"and {n - 1 - MAX_RELATED} more entries" in found[0].message
+    same_key = "".join("@article{dup, title = {T}}\n" for _ in range(n))
+    keys = by_code(local(same_key), "DUPLICATE_KEY")
+    assert len(keys) == n and all(len(p.related) == MAX_RELATED for p in keys)
+    assert keys[0].message == f"key 'dup' is defined {n} times"
+
+
+def test_keys_that_differ_only_in_case_warn():
+    found = by_code(local("@misc{Foo, title = {A}}\n@misc{foo, title = {B}}\n@misc{bar}\n"),
+                    "DUPLICATE_KEY")
+    assert [(p.key, p.severity) for p in found] == [
+        ("Foo", Severity.WARNING), ("foo", Severity.WARNING)
+    ]  # fmt: skip
+    assert "'foo'" in found[0].message and "biber" in found[0].message
+    assert len(found[0].related) == 1

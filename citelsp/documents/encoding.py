@@ -10,6 +10,7 @@ report downstream: they are replaced by U+FFFD, which keeps every offset, with a
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from citelsp.spans import Span
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _FALLBACK = "cp1252"
+"""Windows-1252: Latin-1 with printable characters where Latin-1 has C1 controls."""
 
 
 @dataclass(frozen=True)
@@ -32,25 +34,70 @@ class Decoded:
 
 
 def decode(data: bytes) -> Decoded:
+    """UTF-8 when valid. Otherwise the bytes that are not UTF-8 are decoded with the
+    encoding guessed from the lines that hold them, and valid UTF-8 stays UTF-8: files made
+    by concatenating a Latin-1 ``.bib`` onto UTF-8 ones happen. A multi-byte guess
+    (Shift-JIS, GBK) decodes the whole file."""
     try:
         return Decoded(data.decode("utf-8-sig"), "utf-8")
     except UnicodeDecodeError as error:
         first_bad = error.start
-    guess = _guess(data)
-    try:
-        text = data.decode(guess)
-    except (UnicodeDecodeError, LookupError):
-        guess = _FALLBACK
-        text = data.decode(_FALLBACK, errors="replace")
+    guess = _guess(_invalid_lines(data, first_bad))
+    if _SINGLE_BYTE.match(guess):
+        text = data.decode("utf-8-sig", errors=_fallback_handler(guess))
+    else:
+        try:
+            text = data.decode(guess)
+        except UnicodeDecodeError:
+            guess = _FALLBACK
+            text = data.decode("utf-8-sig", errors=_fallback_handler(guess))
     prefix = data[:first_bad].decode("utf-8-sig", errors="replace")
     return Decoded(text, guess, len(prefix))
 
 
-def _guess(data: bytes) -> str:
+_SINGLE_BYTE = re.compile(r"^(?:cp\d{3,4}|iso8859_\d+|latin_1|mac_\w+|koi8_\w+|tis_620)$")
+_SAMPLE_BYTES = 1 << 16
+
+
+def _invalid_lines(data: bytes, start: int) -> bytes:
+    """The lines, from ``start`` on, that are not valid UTF-8 (a sample for the detector)."""
+    sample = []
+    size = 0
+    for line in data[data.rfind(b"\n", 0, start) + 1 :].split(b"\n"):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            sample.append(line)
+            size += len(line)
+            if size > _SAMPLE_BYTES:
+                break
+    return b"\n".join(sample)
+
+
+def _guess(sample: bytes) -> str:
+    """The detector's guess as a Python codec name, Windows-1252 when it has none."""
     import chardet  # loaded only for the rare file that is not UTF-8
 
-    guess = chardet.detect(data).get("encoding")
-    return guess or _FALLBACK
+    guess = chardet.detect(sample).get("encoding") or _FALLBACK
+    try:
+        return codecs.lookup(guess).name
+    except LookupError:
+        return _FALLBACK
+
+
+def _fallback_handler(encoding: str) -> str:
+    """The name of a codec error handler that decodes invalid UTF-8 bytes with
+    ``encoding`` (registered once per encoding)."""
+    name = f"citelsp-{encoding}"
+    try:
+        codecs.lookup_error(name)
+    except LookupError:
+        codecs.register_error(
+            name, lambda e: (e.object[e.start : e.end].decode(encoding, "replace"), e.end)
+        )
+    return name
 
 
 def encoding_problem(decoded: Decoded) -> Problem | None:

@@ -9,14 +9,17 @@ they cover close.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import product
+from typing import NamedTuple
 
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.parse import Document
-from citelsp.documents.text import cheap_title_key, normalize_title
+from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
 from citelsp.workspace.graph import CitationGraph
@@ -122,11 +125,14 @@ class EntryIndex:
 
     The BibTeX parser keeps an unchanged entry as the same object across edits, so an edit
     updates this index by the few entries it replaced, and a 10,000-entry library is not
-    re-grouped on every keystroke. Findings are built from the (few) colliding groups.
+    re-grouped on every keystroke. Findings are built from the (few) colliding groups, in
+    time linear in their size, and each names at most ``MAX_RELATED`` other entries.
     """
 
     def __init__(self) -> None:
-        self._work_keys: weakref.WeakKeyDictionary[Reference, tuple] = weakref.WeakKeyDictionary()
+        self._work_keys: weakref.WeakKeyDictionary[Reference, WorkKeys] = (
+            weakref.WeakKeyDictionary()
+        )
         self.members: dict[int, Reference] = {}
         self.groups: dict[tuple[str, str], dict[int, Reference]] = defaultdict(dict)
         self.colliding: set[tuple[str, str]] = set()
@@ -140,24 +146,27 @@ class EntryIndex:
             self._change(current[new], remove=False)
         self.members = current
 
-    def _work_key(self, ref: Reference) -> tuple[str | None, str | None, str | None]:
-        """DOI, arXiv id and cheap title fold of one entry, remembered per entry object."""
+    def work_keys(self, ref: Reference) -> WorkKeys:
+        """DOI, arXiv id, ISBN (whole books only) and cheap title key with year, remembered
+        per entry object."""
         keys = self._work_keys.get(ref)
         if keys is None:
             ids = reference_ids(ref)
             raw = ref.value("title")
-            keys = self._work_keys[ref] = (
+            year = _YEAR.search(ref.value("year") or ref.value("date") or ref.value("issued")
+                                or "")  # fmt: skip
+            cheap = cheap_title_key(raw) if raw and year else None
+            keys = self._work_keys[ref] = WorkKeys(
                 ids.doi.value if ids.doi is not None else None,
                 ids.arxiv.value.split("v")[0] if ids.arxiv is not None else None,
-                cheap_title_key(raw) if raw else None,
+                _isbn(ref.value("isbn")) if ref.entry_type.lower() in _BOOK_TYPES else None,
+                f"{cheap}/{year.group(1)}" if cheap else None,
             )
         return keys
 
     def _change(self, ref: Reference, *, remove: bool) -> None:
-        doi, arxiv, cheap = self._work_key(ref)
-        for group in (("key", ref.key), ("DOI", doi), ("arXiv id", arxiv), ("cheap", cheap)):
-            if group[1] is None:
-                continue
+        keys = self.work_keys(ref)
+        for group in (("key", ref.key), ("case", ref.key.casefold()), *keys.groups()):
             members = self.groups[group]
             if remove:
                 members.pop(id(ref), None)
@@ -177,63 +186,221 @@ class EntryIndex:
 
     def problems(self, bib: Bibliography) -> list[Problem]:
         own = {id(r) for r in bib.references}
+        colliding = sorted(self.colliding)
         return (
-            self._duplicate_keys(own)
-            + self._duplicate_works(own)
+            self._duplicate_keys(own, colliding)
+            + self._duplicate_works(own, colliding)
             + [p for r in _in_order(r for i, r in self.invalid.items() if i in own)
                for p in _invalidreference_ids(r)]
         )
 
-    def _duplicate_keys(self, own: set[int]) -> list[Problem]:
+    def _duplicate_keys(self, own: set[int], colliding: list[tuple[str, str]]) -> list[Problem]:
+        """The same key twice (Error); keys that differ only in case (Warning: BibTeX reads
+        them as one key, biber as two)."""
         problems = []
-        for kind, key in sorted(self.colliding):
-            if kind != "key":
-                continue
-            same = _in_order(self.groups[(kind, key)].values())
-            for r in same:
-                if id(r) in own:
-                    problems.append(Problem(
-                        code="DUPLICATE_KEY",
-                        span=r.key_span,
-                        message=f"key '{r.key}' is defined {len(same)} times",
-                        severity=Severity.ERROR,
-                        key=r.key,
-                        related=tuple(Location(o.uri, o.key_span) for o in same if o is not r),
-                    ))
+        for kind, value in colliding:
+            if kind == "key":
+                same = _in_order(self.groups[(kind, value)].values())
+                for r in same:
+                    if id(r) in own:
+                        problems.append(Problem(
+                            code="DUPLICATE_KEY",
+                            span=r.key_span,
+                            message=f"key '{r.key}' is defined {len(same)} times",
+                            severity=Severity.ERROR,
+                            key=r.key,
+                            related=_related(r, same, lambda o, r=r: o is not r),
+                        ))
+            elif kind == "case":
+                refs = _in_order(self.groups[(kind, value)].values())
+                spellings = sorted({r.key for r in refs})
+                if len(spellings) < 2:
+                    continue
+                for r in refs:
+                    if id(r) in own:
+                        others = ", ".join(repr(k) for k in spellings if k != r.key)
+                        problems.append(Problem(
+                            code="DUPLICATE_KEY",
+                            span=r.key_span,
+                            message=f"key '{r.key}' differs only in letter case from {others}: "
+                                    "BibTeX reads them as one key (a repeated entry), "
+                                    "biber as two",
+                            severity=Severity.WARNING,
+                            key=r.key,
+                            related=_related(r, refs, lambda o, r=r: o.key != r.key),
+                        ))
         return problems
 
-    def _duplicate_works(self, own: set[int]) -> list[Problem]:
-        """Two keys for one work: same DOI, arXiv id, or normalized title (titles are decoded
-        only where their cheap folds collide)."""
-        groups: dict[tuple[str, str], list[Reference]] = {}
-        for kind, value in sorted(self.colliding):
-            if kind in ("DOI", "arXiv id"):
-                groups[(kind, value)] = _in_order(self.groups[(kind, value)].values())
-        for kind, value in sorted(self.colliding):
-            if kind != "cheap":
-                continue
-            for r in _in_order(self.groups[(kind, value)].values()):
-                if r.work.title:
-                    groups.setdefault(("title", normalize_title(r.work.title)), []).append(r)
+    def _duplicate_works(self, own: set[int], colliding: list[tuple[str, str]]
+                         ) -> list[Problem]:
+        """Two keys for one work: the same DOI, arXiv id or ISBN, or the same normalized
+        title, first-author surname and year (titles are decoded only where their cheap
+        folds and years collide); volume, issue and first page must agree where both give
+        them."""
+        groups: list[tuple[str, list[Reference]]] = []
+        titles: dict[tuple[str, str, int], list[Reference]] = {}
+        for kind, value in colliding:
+            if kind in ("DOI", "arXiv id", "ISBN"):
+                groups.append((kind, _in_order(self.groups[(kind, value)].values())))
+            elif kind == "cheap":
+                for r in _in_order(self.groups[(kind, value)].values()):
+                    identity = _title_identity(r)
+                    if identity is not None:
+                        titles.setdefault(identity, []).append(r)
+        groups += [("title, first author and year", refs) for refs in titles.values()]
         flagged: dict[int, Problem] = {}
-        for (kind, _value), refs in groups.items():
-            keys = sorted({r.key for r in refs})
-            if len(keys) < 2:
-                continue
-            for r in refs:
-                if id(r) not in own or id(r) in flagged:
+        for kind, refs in groups:
+            checked = kind not in ("DOI", "arXiv id")
+            for r, others, count in _same_works(refs, own, checked=checked):
+                if id(r) in flagged:
                     continue
-                others = [k for k in keys if k != r.key]
+                names = ", ".join(repr(o.key) for o in others)
+                more = count - len(others)
                 flagged[id(r)] = Problem(
                     code="DUPLICATE_WORK",
                     span=r.key_span,
-                    message=f"'{r.key}' and {', '.join(repr(k) for k in others)} cite the "
-                            f"same work (same {kind})",
+                    message=f"'{r.key}' and {names}"
+                            f"{f' (and {more} more entries)' if more > 0 else ''} "
+                            f"cite the same work (same {kind})",
                     severity=Severity.WARNING,
                     key=r.key,
-                    related=tuple(Location(o.uri, o.key_span) for o in refs if o.key != r.key),
+                    related=tuple(Location(o.uri, o.key_span) for o in others),
                 )
         return list(flagged.values())
+
+
+MAX_RELATED = 3
+"""Other entries a duplicate finding names: with n copies of a work, each of the n findings
+would otherwise carry n-1 locations."""
+
+_BOOK_TYPES = frozenset({
+    "book", "mvbook", "proceedings", "mvproceedings", "collection", "mvcollection",
+    "reference", "mvreference", "manual", "booklet", "periodical",
+})  # fmt: skip
+"""Whole books, BibTeX/biblatex and CSL: the only entries an ISBN identifies. Chapters and
+papers (even ``@article`` in a proceedings volume) carry their volume's ISBN."""
+_ISBN = re.compile(r"(?<![\dX])(?:97[89][- ]?)?(?:\d[- ]?){9}[\dX](?![\dX])", re.I)
+_ANONYMOUS = frozenset({"anonymous", "anon", "anon.", "n.n.", "unknown"})
+"""Author names that name nobody: recurring unsigned columns share them."""
+_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_FIRST_PAGE = re.compile(r"[A-Za-z]*\d+|[ivxlcdm]+", re.I)
+
+
+class WorkKeys(NamedTuple):
+    """What an entry is matched on, read without decoding it."""
+
+    doi: str | None
+    arxiv: str | None
+    isbn: str | None
+    cheap: str | None
+    """Cheap title fold and year, when both are present."""
+
+    def groups(self) -> list[tuple[str, str]]:
+        return [(kind, value) for kind, value in
+                (("DOI", self.doi), ("arXiv id", self.arxiv), ("ISBN", self.isbn),
+                 ("cheap", self.cheap)) if value is not None]  # fmt: skip
+
+
+def _isbn(value: str | None) -> str | None:
+    """The first ISBN of a field as 13 digits (an ISBN-10 converted), or None."""
+    m = _ISBN.search(value) if value else None
+    if m is None:
+        return None
+    digits = m.group(0).replace("-", "").replace(" ", "").upper()
+    if len(digits) == 10:
+        body = "978" + digits[:9]
+        check = (10 - sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(body)) % 10) % 10
+        digits = body + str(check)
+    return digits if len(digits) == 13 else None
+
+
+def _title_identity(ref: Reference) -> tuple[str, str, int] | None:
+    """Normalized title, folded first-author surname and year; None without all three."""
+    work = ref.work
+    if not work.title or not work.authors or work.year is None:
+        return None
+    surname = fold_name(work.authors[0].family)
+    if surname in _ANONYMOUS:
+        return None
+    return normalize_title(work.title), surname, work.year
+
+
+def _coordinates(ref: Reference) -> tuple[str | None, ...]:
+    """Volume, issue and first page, folded; None where the entry gives none."""
+    volume = ref.value("volume")
+    issue = ref.value("number") or ref.value("issue")
+    pages = ref.value("pages") or ref.value("page")
+    first = _FIRST_PAGE.search(pages) if pages else None
+    return (
+        volume.strip().casefold() or None if volume else None,
+        issue.strip().casefold() or None if issue else None,
+        first.group(0).casefold() if first else None,
+    )
+
+
+_SUBSETS = [tuple(d for d in range(3) if mask >> d & 1) for mask in range(8)]
+
+
+def _same_works(refs: list[Reference], own: set[int], *, checked: bool
+                ) -> Iterable[tuple[Reference, list[Reference], int]]:
+    """For each of ``own`` in ``refs`` with another key for the same work: up to
+    MAX_RELATED such entries and how many there are. With ``checked``, entries whose
+    volumes, issues or first pages differ (both given) are different works.
+
+    Linear in ``len(refs)``: each entry is filed under its values on every subset of the
+    three coordinates; the entries that may be the same work as ``r`` are those filed, under
+    the coordinates ``r`` gives, with each either ``r``'s value or none (at most 8 pools),
+    and each pool is sampled once for a few distinct keys."""
+    none = (None, None, None)
+    coordinates = {id(r): _coordinates(r) if checked else none for r in refs}
+    index: dict[tuple[int, ...], dict[tuple, list[Reference]]] = {
+        subset: defaultdict(list) for subset in _SUBSETS
+    }
+    for r in refs:
+        c = coordinates[id(r)]
+        for subset, filed in index.items():
+            filed[tuple(c[d] for d in subset)].append(r)
+    samples: dict[int, list[Reference]] = {}
+    for r in refs:
+        if id(r) not in own:
+            continue
+        c = coordinates[id(r)]
+        given = tuple(d for d in range(3) if c[d] is not None)
+        filed = index[given]
+        pools = [filed[combo] for combo in product(*[(c[d], None) for d in given])
+                 if combo in filed]  # fmt: skip
+        others: dict[str, Reference] = {}
+        for pool in pools:
+            sample = samples.get(id(pool))
+            if sample is None:
+                sample = samples[id(pool)] = _distinct_keys(pool, MAX_RELATED + 1)
+            for o in sample:
+                if o.key != r.key:
+                    others.setdefault(o.key, o)
+        if others:
+            count = sum(len(pool) for pool in pools) - 1
+            yield r, _in_order(others.values())[:MAX_RELATED], max(count, len(others))
+
+
+def _distinct_keys(refs: list[Reference], limit: int) -> list[Reference]:
+    """The first entry of each of the first ``limit`` distinct keys."""
+    seen: dict[str, Reference] = {}
+    for r in refs:
+        seen.setdefault(r.key, r)
+        if len(seen) >= limit:
+            break
+    return list(seen.values())
+
+
+def _related(r: Reference, refs: list[Reference], keep) -> tuple[Location, ...]:
+    """Up to MAX_RELATED locations of the entries of ``refs`` that ``keep`` accepts."""
+    out = []
+    for o in refs:
+        if keep(o):
+            out.append(Location(o.uri, o.key_span))
+            if len(out) == MAX_RELATED:
+                break
+    return tuple(out)
 
 
 def _in_order(refs: Iterable[Reference]) -> list[Reference]:
