@@ -192,3 +192,56 @@ def test_broken_csl_yaml_is_a_problem():
     (problem,) = bib.problems
     assert problem.code == "MALFORMED_ENTRY" and problem.message.startswith("Invalid YAML")
     assert start <= problem.span.start < end
+
+
+# --- hostile JSON: deep nesting, lone surrogates (issue 13, item 5) --------------------------
+
+
+def test_json_nested_deeper_than_the_stack_is_a_problem_not_a_crash():
+    deep = "[" * 5000 + "]" * 5000
+    text = '[{"id": "a", "type": "book", "note": ' + deep + "}]"
+    bib = parse_csl_json(URI, text)
+    (problem,) = bib.problems
+    assert problem.code == "MALFORMED_ENTRY" and "nested too deeply" in problem.message
+    assert parse_csl_json("file:///w/package.json", '{"a": ' + deep + "}") is None
+
+
+def test_values_nested_past_the_csl_depth_are_dropped_with_a_warning():
+    text = '[{"id": "a", "type": "book", "title": "T", "note": ' + "[" * 40 + "]" * 40 + "}]"
+    bib = parse_csl_json(URI, text)
+    (ref,) = bib.references
+    assert "note" not in ref.fields and "note" not in ref.csl and ref.value("title") == "T"
+    assert [p.severity for p in bib.problems] == [Severity.WARNING]
+
+
+def test_lone_surrogate_in_a_title_is_replaced_with_a_warning():
+    text = (
+        '[{"id": "a", "type": "book", "title": "Bad \\ud800 title",'
+        ' "author": [{"family": "X\\udc00"}]}]'
+    )
+    bib = parse_csl_json(URI, text)
+    (ref,) = bib.references
+    assert ref.value("title") == "Bad \ufffd title" and ref.csl["title"] == "Bad \ufffd title"
+    assert ref.work.authors[0].family == "X\ufffd"
+    assert [p.code for p in bib.problems] == ["MALFORMED_ENTRY", "MALFORMED_ENTRY"]
+    assert all(p.severity == Severity.WARNING for p in bib.problems)
+    assert text[bib.problems[0].span.start : bib.problems[0].span.end] == "Bad \\ud800 title"
+
+
+def test_check_reports_hostile_json_and_goes_on(tmp_path, capsys, monkeypatch):
+    from citelsp.cli import main
+
+    monkeypatch.setenv("CITELSP_CACHE_DIR", str(tmp_path / "cache"))
+    deep = tmp_path / "deep.json"
+    deep.write_text('[{"id": "d", "type": "book", "note": ' + "[" * 3000 + "]" * 3000 + "}]")
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"id": "s", "type": "article-journal", "title": "A \\udfff B"}]')
+    good = tmp_path / "good.bib"
+    good.write_text("@book{g, title = {Good}}\n")
+    code = main(["check", "--offline", "--fail-on", "never", str(deep), str(bad), str(good)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "deep.json" in out and "nested too deeply" in out
+    assert "bad.json" in out and "surrogate" in out
+    assert "good.bib" in out
+    out.encode("utf-8")

@@ -134,6 +134,8 @@ class _JsonScanner:
             return _scan_value(self.text, pos)
         except StopIteration as stop:
             raise JSONDecodeError("Expecting value", self.text, stop.value) from None
+        except RecursionError:
+            raise JSONDecodeError("Value nested too deeply", self.text, pos) from None
 
     def document(self) -> None:
         text = self.text
@@ -227,6 +229,9 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
     bib = Bibliography(uri=uri, text=text, source_format="csl-yaml")
     try:
         root = yaml.compose(text[start:end], Loader=yaml.SafeLoader)
+    except RecursionError:
+        bib.problems.append(_malformed(text, start, "Invalid YAML: nested too deeply."))
+        return bib
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         pos = start + (mark.index if mark is not None else 0)
@@ -252,9 +257,10 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
             try:
                 name = constructor.construct_object(key_node, deep=True)
                 value = constructor.construct_object(value_node, deep=True)
-            except yaml.YAMLError as e:
+            except (yaml.YAMLError, RecursionError) as e:
                 span = _node_span(text, value_node, start)
-                bib.problems.append(_problem(span, f"Invalid YAML value: {e}."))
+                what = "nested too deeply" if isinstance(e, RecursionError) else e
+                bib.problems.append(_problem(span, f"Invalid YAML value: {what}."))
                 continue
             properties.append(
                 (
@@ -299,6 +305,7 @@ def _add_item(
     properties: list[tuple[str, Any, Span, Span]],
 ) -> None:
     """Turn one item's properties into a Reference, or a problem when it has no ``id``."""
+    properties = _checked(bib, properties)
     csl = {name: value for name, value, _, _ in properties}
     fields: dict[str, Field] = {}
     key_span = None
@@ -329,6 +336,58 @@ def _add_item(
             csl=csl,
         )
     )
+
+
+MAX_DEPTH = 16
+"""CSL values nest a few levels (a date's ``date-parts``: 3). A deeper value is dropped, so
+nothing downstream can exhaust the stack on it."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _checked(bib: Bibliography, properties: list[tuple[str, Any, Span, Span]]
+             ) -> list[tuple[str, Any, Span, Span]]:
+    """The properties without over-deep values, lone surrogates replaced (a JSON
+    ``"\\ud800"`` escape decodes to one, and it cannot be written out as UTF-8); a warning
+    on the value for each."""
+    kept = []
+    for name, value, span, name_span in properties:
+        if _too_deep(value):
+            bib.problems.append(_problem(
+                span, f"The value of '{name}' is nested more than {MAX_DEPTH} levels deep: "
+                "it is ignored.", Severity.WARNING,
+            ))  # fmt: skip
+            continue
+        clean_name, clean_value = _without_surrogates(name), _without_surrogates(value)
+        if clean_name != name or clean_value != value:
+            bib.problems.append(_problem(
+                span, f"'{clean_name}' holds an invalid character (a lone UTF-16 surrogate): "
+                "it is replaced by U+FFFD.", Severity.WARNING,
+            ))  # fmt: skip
+        kept.append((clean_name, clean_value, span, name_span))
+    return kept
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(child, depth + 1) for child in children]
+    return False
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with lone surrogates replaced in every string (depth already bounded)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if not value.isascii() else value
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def render_value(name: str, value: Any) -> str:
@@ -381,5 +440,5 @@ def _malformed(text: str, pos: int, message: str) -> Problem:
     return _problem(Span(pos, max(end, min(pos + 1, len(text)))), message)
 
 
-def _problem(span: Span, message: str) -> Problem:
-    return Problem(code="MALFORMED_ENTRY", span=span, message=message, severity=Severity.ERROR)
+def _problem(span: Span, message: str, severity: Severity = Severity.ERROR) -> Problem:
+    return Problem(code="MALFORMED_ENTRY", span=span, message=message, severity=severity)
