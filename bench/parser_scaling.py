@@ -1,0 +1,138 @@
+"""Print how each parser and duplicate detection scale when the input doubles.
+
+Run: ``python bench/parser_scaling.py [N]`` (default N = 2,000 units; each row times sizes
+N, 2N, 4N, 8N). A linear parser shows the last ratio near 8; a quadratic one near 64. CPU
+time (``time.process_time``) is measured, best of three, so that other work on a shared
+machine disturbs the figures less. Hostile inputs from issue 13 are included: 400 kB of
+``@`` on one line, unclosed groups, thousands of copies of one work.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable
+
+import yaml
+
+from citelsp.checks import EntryIndex
+from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
+from citelsp.documents.latex import parse_latex
+from citelsp.documents.manuscript import front_matter
+from citelsp.documents.markers import parse_markers
+from citelsp.documents.pandoc import code_regions, mask, parse_pandoc
+
+
+def bib_entries(n: int) -> str:
+    return "".join(
+        f"@article{{key{i},\n  author = {{Author{i % 97}, A. and Other, B.}},\n"
+        f"  title = {{Title {{{i}}} of \\emph{{things}}}},\n  journal = jn,\n"
+        f"  year = {{{1990 + i % 30}}},\n  doi = {{10.1000/x{i}}},\n}}\n\n"
+        for i in range(n)
+    )
+
+
+def csl_items(n: int) -> list[dict]:
+    return [
+        {"id": f"k{i}", "type": "article-journal", "title": f"Title {i}",
+         "author": [{"family": f"F{i % 97}", "given": "A."}], "issued": {"date-parts": [[2000]]}}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def yaml_front_matter(n: int) -> str:
+    return "---\n" + yaml.safe_dump({"references": csl_items(n)}) + "---\n\nText.\n"
+
+
+def parse_yaml(text: str) -> None:
+    front = front_matter(text)
+    parse_csl_yaml("file:///p.md", text, front.body.start, front.body.end)
+
+
+def markers(n: int) -> str:
+    return "".join(f"Claim {i}. <!--ref:key{i}--><!--anchor:quote:some%20words-->\n"
+                   for i in range(n))  # fmt: skip
+
+
+def pandoc(n: int) -> str:
+    return "".join(f"Claim {i} [see @key{i}, p. 4; @other{i}] and `code {i}`.\n"
+                   for i in range(n))  # fmt: skip
+
+
+def latex(n: int) -> str:
+    return "".join(f"Claim {i} \\citep[p.~4]{{key{i},other{i}}} % note {i}\n"
+                   for i in range(n))  # fmt: skip
+
+
+def duplicates(n: int) -> str:
+    """n entries: a third share one title (an "Editorial" column), a third share one DOI,
+    the rest distinct works with recurring titles in other years."""
+    parts = []
+    for i in range(n):
+        if i % 3 == 0:
+            parts.append(f"@article{{ed{i}, title = {{Editorial}}, author = {{Board, E.}}, "
+                         f"year = 2000, journal = {{J}}}}\n")
+        elif i % 3 == 1:
+            parts.append(f"@article{{same{i}, title = {{Same}}, doi = {{10.1000/same}}}}\n")
+        else:
+            parts.append(f"@article{{w{i}, title = {{Calendar}}, author = {{A, B}}, "
+                         f"year = {{{i}}}}}\n")
+    return "".join(parts)
+
+
+def detect_duplicates(text: str) -> None:
+    bib = parse_bibtex("file:///dup.bib", text)
+    index = EntryIndex()
+    index.update(bib.references)
+    index.problems(bib)
+
+
+def timed(work: Callable[[str], object], text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        gc.collect()
+        start = time.process_time()
+        work(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+CASES: list[tuple[str, Callable[[int], str], Callable[[str], object]]] = [
+    ("bibtex entries", bib_entries, lambda t: parse_bibtex("file:///b.bib", t)),
+    ("bibtex: '@' x 50n on one line", lambda n: "@" * (50 * n),
+     lambda t: parse_bibtex("file:///b.bib", t)),
+    ("bibtex: unclosed value, '@' lines", lambda n: "@misc{a, note = {" + "\n@ x" * (10 * n),
+     lambda t: parse_bibtex("file:///b.bib", t)),
+    ("csl-json items", lambda n: json.dumps(csl_items(n)),
+     lambda t: parse_csl_json("file:///c.json", t)),
+    ("csl-yaml front matter", lambda n: yaml_front_matter(n // 4), parse_yaml),
+    ("markers", markers, lambda t: parse_markers("file:///p.md", t)),
+    ("markers: '<!--' x 10n", lambda n: "<!--" * (10 * n),
+     lambda t: parse_markers("file:///p.md", t)),
+    ("pandoc", pandoc, lambda t: parse_pandoc("file:///p.md", mask(t, code_regions(t)))),
+    ("pandoc: '[' x 50n", lambda n: "[" * (50 * n),
+     lambda t: parse_pandoc("file:///p.md", mask(t, code_regions(t)))),
+    ("pandoc: backtick runs of every length",
+     lambda n: "".join("`" * (k % 400 + 1) + " x " for k in range(n // 4)),
+     lambda t: parse_pandoc("file:///p.md", mask(t, code_regions(t)))),
+    ("latex", latex, lambda t: parse_latex("file:///p.tex", t)),
+    ("duplicate detection", duplicates, detect_duplicates),
+]  # fmt: skip
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    sizes = [n, 2 * n, 4 * n, 8 * n]
+    print(f"{'case':<38}" + "".join(f"{f'{s:,}':>11}" for s in sizes) + "   8n/n (linear: 8)")
+    for label, make, work in CASES:
+        times = [timed(work, make(size)) for size in sizes]
+        cells = "".join(f"{t * 1000:9.1f}ms" for t in times)
+        ratio = times[-1] / times[0] if times[0] > 0 else float("nan")
+        print(f"{label:<38}{cells}   {ratio:5.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
