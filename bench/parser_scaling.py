@@ -17,13 +17,13 @@ from collections.abc import Callable
 
 import yaml
 
-from citelsp.checks import EntryIndex
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.latex import parse_latex
 from citelsp.documents.manuscript import front_matter
 from citelsp.documents.markers import parse_markers
 from citelsp.documents.pandoc import code_regions, mask, parse_pandoc
+from citelsp.workspace.local_checks import EntryIndex
 
 
 def bib_entries(n: int) -> str:

@@ -499,3 +499,11 @@ def test_hostile_text_is_read_without_crashing(hostile):
         assert 0 <= p.span.start < p.span.end <= len(hostile)
     for r in bib.references:
         assert at(hostile, r.key_span) == r.key
+
+
+def test_reparse_keeps_the_macros_of_untouched_chunks_after_the_edit():
+    """Found by the long property run: the kept chunks' @string macros were not returned."""
+    uri = "file:///kept.bib"
+    text = '@article{k, title = {T}}\n@string{jn = "J"}\n'
+    bib = parse_bibtex(uri, text)
+    assert parse_bibtex(uri, text[1:], previous=bib).macros == {"jn": "J"}

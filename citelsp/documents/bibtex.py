@@ -60,8 +60,9 @@ from citelsp.spans import Span
 
 _STRONG_HEAD = re.compile(r"@[ \t]*[A-Za-z][\w:.+-]*[ \t]*[{(]")
 """On a line that starts with it, an entry: no value reads past that line."""
-_INLINE = re.compile(r"@[ \t]*[A-Za-z][\w:.+-]*[ \t]*[{(]|%")
-"""A block start within a line, or a ``%`` comment that hides the rest of the line."""
+_INLINE = re.compile(r"@\s*[A-Za-z][\w:.+-]*\s*[{(]|%")
+"""A block start after other text (its ``@`` may end a line, as in ``btxdoc.bib``), or a
+``%`` comment that hides the rest of the line."""
 _LINE_BREAK = re.compile(r"[\n\r]")
 
 MONTH_MACROS: dict[str, str] = {
@@ -219,6 +220,10 @@ def _reparse(
     )
     if resettle or strings_changed:
         kept = [_settle(uri, c, macros) for c in kept]
+    else:
+        for chunk in kept:
+            if chunk.strings:
+                _define_strings(chunk, macros)
     return [*before, *middle, *kept]
 
 

@@ -50,7 +50,7 @@ WORK_TYPES = frozenset({
     "manual", "mastersthesis", "misc", "phdthesis", "proceedings", "techreport", "unpublished",
     "online", "electronic", "www", "report", "thesis", "collection", "mvbook", "mvcollection",
     "mvproceedings", "mvreference", "reference", "inreference", "periodical", "suppbook",
-    "suppcollection", "suppperiodical", "patent", "dataset", "software", "bookinbook",
+    "suppcollection", "suppperiodical", "patent", "dataset", "software", "bookinbook", "set",
     "standard", "artwork", "audio", "image", "jurisdiction", "legal", "legislation", "letter",
     "movie", "music", "performance", "review", "video",
 })  # fmt: skip
