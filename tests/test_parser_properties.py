@@ -335,3 +335,27 @@ def test_latex_never_crashes(examples):
             assert cut(text, c.span) == c.key
 
     holds(pieces(tex_pieces), check, examples)
+
+
+# --- LaTeX decoding: the common-command path agrees with pylatexenc --------------------------
+
+LATEX_PIECES = [
+    '\\"', "\\'", "\\`", "\\^", "\\~", "\\=", "\\.", "\\c ", "\\v", "\\u", "\\H", "\\k",
+    "\\r", "\\d", "{", "}", "u", "o", "A", "i", "\\i", "\\ss", "\\o", "\\ae", "\\L", " ",
+    "\\-", "\\,", "\\ ", "\\&", "\\%", "\\_", "\\{", "\\}", "\\emph{", "\\textbf{", "\\em ",
+    "\\it{}", "--", "---", "~", "e", "x", "é", "王",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_common_latex_path_agrees_with_pylatexenc(examples):
+    from citelsp.documents import text
+
+    def check(s):
+        fast = text._common_latex(s)
+        if fast is None or text._LATEX_TRIGGERS.isdisjoint(s) or text._only_grouping(s):
+            return  # latex_decode's earlier paths read these
+        slow = text._latex_converter().latex_to_text(text._BARE_PERCENT.sub(r"\\%", s))
+        assert fast == text.collapse_whitespace(slow.replace("\xa0", " ")), s
+
+    holds(pieces(LATEX_PIECES, 12), check, examples)

@@ -322,7 +322,7 @@ class _Reader:
         if lo <= pos <= at:
             return at, end
         text, match = self.text, _STRONG_HEAD.match
-        at = self._next_line_at(pos)
+        at = self.line_at(pos)
         while at < len(text) and (m := match(text, at)) is None:
             at = self._next_line_at(at + 1)
         end = m.end() if at < len(text) else len(text) + 1
@@ -404,31 +404,44 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
     string_notes: list[Note] = []
     external: set[str] = set()
     undefined: set[str] = set()
+    expands = False
     for block, known in zip(chunk.blocks, chunk.built, strict=True):
         kind = block.kind
         if kind == "entry":
-            expansions = (
-                tuple(macros.expand(f.parts) for f in block.fields if f.value is None)
-                if block.uses_macros
-                else ()
-            )
+            expansions: tuple[_Expansion, ...] = ()
+            if block.uses_macros:
+                expands = True
+                expansions = tuple(macros.expand(f.parts) for f in block.fields
+                                   if f.value is None)  # fmt: skip
             if known is None or known.expansions != expansions:
                 known = _build(uri, block, chunk.base, expansions)
                 changed = True
-            for e in expansions:
-                external.update(e.external)
-                undefined.update(e.undefined)
         elif kind == "string":
+            expands = True
             string_notes += _define(block, macros, external, undefined)
         built.append(known)
-    macro_notes = tuple(n for b in built if b is not None for n in b.notes) + tuple(string_notes)
-    if not changed and macro_notes == chunk.macro_notes and external == chunk.external \
+    if not expands:  # nothing here depends on macros
+        if not changed:
+            return chunk
+        return chunk._replace(built=tuple(built),
+                              references=tuple(b.reference for b in built if b is not None))
+    macro_notes: list[Note] = []
+    for b in built:
+        if b is not None and b.expansions:
+            macro_notes += b.notes
+            for e in b.expansions:
+                if e.external:
+                    external.update(e.external)
+                if e.undefined:
+                    undefined.update(e.undefined)
+    notes = tuple(macro_notes + string_notes)
+    if not changed and notes == chunk.macro_notes and external == chunk.external \
             and undefined == chunk.undefined:
         return chunk
     return chunk._replace(
         built=tuple(built),
         references=tuple(b.reference for b in built if b is not None),
-        macro_notes=macro_notes,
+        macro_notes=notes,
         external=frozenset(external),
         undefined=frozenset(undefined),
     )

@@ -227,9 +227,8 @@ class _Tokenizer:
             fields, end = (), after + 1
         else:
             fields, end = self.fields(after + 1)
-        names = [f[0] for f in fields]
-        kind = "entry" if _is_work(entry_type, names) else "data"
-        notes = _entry_notes(text, key.start() - base, key.end() - base, fields, names)
+        kind = "entry" if _is_work(entry_type, fields) else "data"
+        notes = _entry_notes(text, key.start() - base, key.end() - base, fields)
         return RawBlock(
             kind=kind,
             start=start - base,
@@ -382,19 +381,20 @@ def _uses(fields: tuple[RawField, ...]) -> bool:
     return any(f.value is None for f in fields)
 
 
-def _is_work(entry_type: str, names: list[str]) -> bool:
+def _is_work(entry_type: str, fields: tuple[RawField, ...]) -> bool:
     if entry_type in WORK_TYPES:
         return True
     if is_glossary_type(entry_type):
         return False
-    return not names or not BIBLIOGRAPHIC_FIELDS.isdisjoint(names)
+    return not fields or not BIBLIOGRAPHIC_FIELDS.isdisjoint([f[0] for f in fields])
 
 
 def _entry_notes(
-    key: str, key_start: int, key_end: int, fields: tuple[RawField, ...], names: list[str]
+    key: str, key_start: int, key_end: int, fields: tuple[RawField, ...]
 ) -> tuple[Note, ...]:
     """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field."""
-    if "=" not in key and len(set(names)) == len(names):
+    names = {f[0] for f in fields}
+    if "=" not in key and len(names) == len(fields):
         return ()
     notes = []
     if "=" in key:
@@ -404,7 +404,7 @@ def _entry_notes(
             "If it was meant as a field, the entry has no key.",
             key,
         ))  # fmt: skip
-    if len(set(names)) < len(names):
+    if len(names) < len(fields):
         seen: set[str] = set()
         for f in fields:
             if f.name in seen:

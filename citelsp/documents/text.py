@@ -57,6 +57,9 @@ def latex_decode(s: str) -> str:
     if _only_grouping(s):
         plain = _BRACES.sub("", _SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s))
         return collapse_whitespace(_dashes(plain.replace("~", " ")))
+    common = _common_latex(s)
+    if common is not None:
+        return common
     try:
         # A bare "%" or "&" in a field is a percent sign or an ampersand (or an HTML entity's
         # start) to its author, not a LaTeX comment or alignment tab.
@@ -64,6 +67,61 @@ def latex_decode(s: str) -> str:
     except Exception:  # pylatexenc is tolerant, but a decoder must never break a parse
         decoded = _dashes(_BRACES.sub("", _ESCAPED_CHAR.sub(r"\1", s)))
     return collapse_whitespace(decoded.replace("\xa0", " "))
+
+
+_ACCENTS = {
+    '"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303", "=": "\u0304",
+    ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+    "r": "\u030a", "d": "\u0323", "b": "\u0331",
+}  # fmt: skip
+_LETTERS = {
+    "ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å", "l": "ł",
+    "L": "Ł", "oe": "œ", "OE": "Œ", "i": "ı", "j": "ȷ",
+}  # fmt: skip
+_SYMBOLS = {"-": "\xad", ",": " ", " ": " ", ";": " ", ":": " ", "/": "", "!": "",
+            "&": "&", "%": "%", "_": "_", "#": "#", "$": "$", "{": "\ue000", "}": "\ue001"}
+"""Control symbols; escaped braces wait as private-use characters while braces are dropped."""
+_SYMBOL_ACCENT = re.compile(
+    r"""\\(["'`^~=.])\s*(?:\{\s*([A-Za-z]|\\[ij](?![^\W\d_]))\s*\}"""
+    r"""|([A-Za-z]|\\[ij](?![^\W\d_]))(?![\u0300-\u036f]))"""
+)
+_LETTER_ACCENT = re.compile(
+    r"\\([uvHckrdb])(?:\s*\{\s*([A-Za-z]|\\[ij](?![^\W\d_]))\s*\}"
+    r"|\s+([A-Za-z])(?![\u0300-\u036f]))"
+)
+_LETTER = re.compile(r"\\(ss|ae|AE|aa|AA|oe|OE|[oOlLij])(?![^\W\d_])(?:\{\}|\s*)")
+_SWITCH = re.compile(r"\\(?:em|it|bf|sc|rm|tt|sl|sf)(?![^\W\d_])(?:\{\}|\s*)")
+_TEXT_COMMAND = re.compile(
+    r"\\(?:emph|textbf|textit|textsc|textrm|textsl|text)(?![^\W\d_])\s*(?=\{)"
+)
+_SYMBOL = re.compile(r"\\([-,;: /!&%_#${}])")
+_BARE_SPECIAL = re.compile(r"(?<!\\)[&#^_]")
+
+
+def _accented(m: re.Match[str]) -> str:
+    letter = m.group(2) or m.group(3)
+    base = letter[1] if letter.startswith("\\") else letter  # \\"\\i is ï
+    return unicodedata.normalize("NFC", base + _ACCENTS[m.group(1)])
+
+
+def _common_latex(s: str) -> str | None:
+    """The decoding pylatexenc gives, for text whose only commands are accents, foreign
+    letters, font switches, a few text commands and character escapes (most of those that
+    reach the parser; pylatexenc takes about a millisecond a string). None for anything
+    else: math, ``` `` ```, other commands."""
+    if "$" in s or "``" in s or "''" in s or "\ue000" in s or "\ue001" in s:
+        return None
+    if _BARE_SPECIAL.search(s):  # pylatexenc drops a bare & (an alignment tab), # and ^
+        return None
+    t = _SYMBOL_ACCENT.sub(_accented, s)
+    t = _LETTER_ACCENT.sub(_accented, t)
+    t = _LETTER.sub(lambda m: _LETTERS[m.group(1)], t)
+    t = _TEXT_COMMAND.sub("", _SWITCH.sub("", t))
+    t = _SYMBOL.sub(lambda m: _SYMBOLS[m.group(1)], t)
+    if "\\" in t:
+        return None
+    t = _BRACES.sub("", _dashes(t)).replace("\ue000", "{").replace("\ue001", "}")
+    return collapse_whitespace(t.replace("~", " "))
 
 
 def unescape_latex_chars(s: str) -> str:
