@@ -119,6 +119,10 @@ CASES: list[tuple[str, Callable[[int], str], Callable[[str], object]]] = [
      lambda n: "".join("`" * (k % 400 + 1) + " x " for k in range(n // 4)),
      lambda t: parse_pandoc("file:///p.md", mask(t, code_regions(t)))),
     ("latex", latex, lambda t: parse_latex("file:///p.tex", t)),
+    ("latex: '\\cite{' x 20n", lambda n: "\\cite{" * (20 * n),
+     lambda t: parse_latex("file:///p.tex", t)),
+    ("latex: '\\verb|' x 20n", lambda n: "\\verb|" * (20 * n),
+     lambda t: parse_latex("file:///p.tex", t)),
     ("duplicate detection", duplicates, detect_duplicates),
 ]  # fmt: skip
 

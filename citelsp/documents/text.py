@@ -78,9 +78,10 @@ _LETTERS = {
     "ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å", "l": "ł",
     "L": "Ł", "oe": "œ", "OE": "Œ", "i": "ı", "j": "ȷ",
 }  # fmt: skip
-_SYMBOLS = {"-": "\xad", ",": " ", " ": " ", ";": " ", ":": " ", "/": "", "!": "",
+_SYMBOLS = {"-": "\xad", ",": " ", " ": " ", ";": " ", ":": " ", "/": "\ue002", "!": "\ue002",
             "&": "&", "%": "%", "_": "_", "#": "#", "$": "$", "{": "\ue000", "}": "\ue001"}
-"""Control symbols; escaped braces wait as private-use characters while braces are dropped."""
+"""Control symbols. Escaped braces wait as private-use characters while braces are dropped;
+U+E002 marks where a command read as nothing, so no dash ligature forms across it."""
 _SYMBOL_ACCENT = re.compile(
     r"""\\(["'`^~=.])\s*(?:\{\s*([A-Za-z]|\\[ij](?![^\W\d_]))\s*\}"""
     r"""|([A-Za-z]|\\[ij](?![^\W\d_]))(?![\u0300-\u036f]))"""
@@ -94,6 +95,8 @@ _SWITCH = re.compile(r"\\(?:em|it|bf|sc|rm|tt|sl|sf)(?![^\W\d_])(?:\{\}|\s*)")
 _TEXT_COMMAND = re.compile(
     r"\\(?:emph|textbf|textit|textsc|textrm|textsl|text)(?![^\W\d_])\s*(?=\{)"
 )
+_PLACEHOLDERS = frozenset("\ue000\ue001\ue002")
+_CONTROL_WORD = re.compile(r"\\([^\W\d_]+)(?:\{\}|\s*)")
 _SYMBOL = re.compile(r"\\([-,;: /!&%_#${}])")
 _BARE_SPECIAL = re.compile(r"(?<!\\)[&#^_]")
 
@@ -104,16 +107,32 @@ def _accented(m: re.Match[str]) -> str:
     return unicodedata.normalize("NFC", base + _ACCENTS[m.group(1)])
 
 
+def _unknown_dropped(m: re.Match[str]) -> str:
+    """A command pylatexenc does not know reads as nothing (``\\TeX``, ``\\acro{X}`` → X,
+    with the spaces after it, as TeX eats them); a known one stays for pylatexenc."""
+    name = m.group(1)  # pylatexenc ends a name at the first character that is not alpha
+    return "\ue002" if name.isalpha() and _unknown_to_pylatexenc(name) else m.group(0)
+
+
+@lru_cache(maxsize=4096)
+def _unknown_to_pylatexenc(name: str) -> bool:
+    from pylatexenc.latex2text import get_default_latex_context_db as text_specs
+    from pylatexenc.latexwalker import get_default_latex_context_db as parse_specs
+
+    return text_specs().get_macro_spec(name) is None and parse_specs().get_macro_spec(name) is None
+
+
 def _common_latex(s: str) -> str | None:
     """The decoding pylatexenc gives, for text whose only commands are accents, foreign
-    letters, font switches, a few text commands and character escapes (most of those that
-    reach the parser; pylatexenc takes about a millisecond a string). None for anything
-    else: math, ``` `` ```, other commands."""
-    if "$" in s or "``" in s or "''" in s or "\ue000" in s or "\ue001" in s:
+    letters, font switches, a few text commands, character escapes and commands pylatexenc
+    does not know (most of those that reach the parser; pylatexenc takes about a millisecond
+    a string). None for anything else: math, ``` `` ```, other commands."""
+    if "$" in s or "``" in s or "''" in s or not _PLACEHOLDERS.isdisjoint(s):
         return None
     if _BARE_SPECIAL.search(s):  # pylatexenc drops a bare & (an alignment tab), # and ^
         return None
-    t = _SYMBOL_ACCENT.sub(_accented, s)
+    t = _CONTROL_WORD.sub(_unknown_dropped, s)
+    t = _SYMBOL_ACCENT.sub(_accented, t)
     t = _LETTER_ACCENT.sub(_accented, t)
     t = _LETTER.sub(lambda m: _LETTERS[m.group(1)], t)
     t = _TEXT_COMMAND.sub("", _SWITCH.sub("", t))
@@ -121,6 +140,7 @@ def _common_latex(s: str) -> str | None:
     if "\\" in t:
         return None
     t = _BRACES.sub("", _dashes(t)).replace("\ue000", "{").replace("\ue001", "}")
+    t = t.replace("\ue002", "")
     return collapse_whitespace(t.replace("~", " "))
 
 
