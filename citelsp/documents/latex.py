@@ -70,6 +70,7 @@ def visible_source(text: str) -> str:
     spaces (line breaks kept), so offsets stay those of ``text``."""
     hidden: list[tuple[int, int]] = []
     cursor = 0
+    line_end = -1  # the end of the line of the last \verb, found once per line
     for m in _HIDDEN.finditer(text):
         if m.start() < cursor:
             continue
@@ -81,8 +82,9 @@ def visible_source(text: str) -> str:
             end = text.find(closing, m.end())
             cursor = len(text) if end == -1 else end + len(closing)
         elif m.group().startswith("\\verb"):
-            line_end = text.find("\n", m.end())
-            line_end = len(text) if line_end == -1 else line_end
+            if line_end < m.end():
+                line_end = text.find("\n", m.end())
+                line_end = len(text) if line_end == -1 else line_end
             end = text.find(text[m.end() : m.end() + 1], m.end() + 1, line_end)
             if m.end() == line_end or end == -1:
                 continue
