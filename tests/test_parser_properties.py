@@ -198,11 +198,12 @@ def test_csl_yaml_front_matter_round_trips(examples):
     item = st.fixed_dictionaries(
         {"id": st.text("abcxyz-_:0123456789", min_size=1, max_size=8),
          "type": st.sampled_from(["book", "article-journal"])},
-        optional={"title": st.text(st.characters(blacklist_characters="\x85\u2028\u2029"),
-                                   max_size=20)},
+        optional={"title": st.text(st.characters(blacklist_characters="\x85\u2028\u2029",
+                                                 blacklist_categories=("Cs",)), max_size=20)},
     )  # fmt: skip
     # NEL and the Unicode line separators are line breaks to YAML: PyYAML writes them raw
-    # in a quoted scalar and reads them back folded to a space.
+    # in a quoted scalar and reads them back folded to a space. Lone surrogates are replaced
+    # on purpose (test_csl.py).
 
     def check(items):
         body = yaml.safe_dump({"references": items}, allow_unicode=True)
