@@ -60,6 +60,11 @@ def latex_decode(s: str) -> str:
     common = _common_latex(s)
     if common is not None:
         return common
+    return _pylatexenc_decode(s)
+
+
+def _pylatexenc_decode(s: str) -> str:
+    """The general path: pylatexenc, about a millisecond a string."""
     try:
         # A bare "%" or "&" in a field is a percent sign or an ampersand (or an HTML entity's
         # start) to its author, not a LaTeX comment or alignment tab.
@@ -98,7 +103,7 @@ _TEXT_COMMAND = re.compile(
 _PLACEHOLDERS = frozenset("\ue000\ue001\ue002")
 _CONTROL_WORD = re.compile(r"\\([^\W\d_]+)(?:\{\}|\s*)")
 _SYMBOL = re.compile(r"\\([-,;: /!&%_#${}])")
-_BARE_SPECIAL = re.compile(r"(?<!\\)[&#^_]")
+_BARE_MATH = re.compile(r"(?<!\\)[#^_]")
 
 
 def _accented(m: re.Match[str]) -> str:
@@ -123,13 +128,13 @@ def _unknown_to_pylatexenc(name: str) -> bool:
 
 
 def _common_latex(s: str) -> str | None:
-    """The decoding pylatexenc gives, for text whose only commands are accents, foreign
+    """The decoding ``_pylatexenc_decode`` gives, for text whose only commands are accents, foreign
     letters, font switches, a few text commands, character escapes and commands pylatexenc
     does not know (most of those that reach the parser; pylatexenc takes about a millisecond
     a string). None for anything else: math, ``` `` ```, other commands."""
     if "$" in s or "``" in s or "''" in s or not _PLACEHOLDERS.isdisjoint(s):
         return None
-    if _BARE_SPECIAL.search(s):  # pylatexenc drops a bare & (an alignment tab), # and ^
+    if _BARE_MATH.search(s):  # pylatexenc reads a bare #, ^ or _ as TeX does
         return None
     t = _CONTROL_WORD.sub(_unknown_dropped, s)
     t = _SYMBOL_ACCENT.sub(_accented, t)
