@@ -387,8 +387,8 @@ async def test_every_hop_is_paced(fake_time):
     waited: list[str] = []
 
     class SpyPacer(Pacer):
-        async def wait(self, host: str) -> None:
-            waited.append(host)
+        async def wait(self, origin, *, urgent: bool = False) -> None:
+            waited.append(origin[1])
 
     config = settings()
     recorder = Recorder(redirecting("https://data.crosscite.org/x"))
@@ -524,3 +524,14 @@ async def test_invalid_base_url_is_unreachable(fake_time):
     client, recorder = client_for(json_ok, fake_time, endpoints=endpoints)
     result = await client.get("crossref", "/works")
     assert isinstance(result, Unreachable) and recorder.requests == []
+
+
+async def test_an_origin_that_asked_for_a_long_pause_is_not_asked_again(fake_time):
+    refusal = httpx.Response(429, headers={"retry-after": "3600"})
+    client, recorder = client_for(lambda r: refusal, fake_time)
+    first = await client.get("openalex", "/works")
+    second = await client.get("openalex", "/works/doi:10.1/x")
+    assert isinstance(first, Unreachable) and isinstance(second, Unreachable)
+    assert "asked to wait" in second.reason
+    assert len(recorder.requests) == 1
+    assert fake_time.sleeps == []

@@ -1,4 +1,5 @@
-"""Per-host pacing: one host's callers are spaced, different hosts do not wait for each other."""
+"""Per-origin pacing: one origin's callers are spaced, different origins do not wait for each
+other, and the spacing adapts to what the service says (429, Retry-After, rate-limit headers)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import time
 import pytest
 
 from citelsp.config import Endpoint, Settings
-from citelsp.resolution.pacing import DEFAULT_INTERVAL_S, Pacer
+from citelsp.resolution.pacing import DEFAULT_INTERVAL_S, MAX_HOLD_S, Pacer, origin_of
+
+CROSSREF = origin_of("https://api.crossref.org")
+ARXIV = origin_of("https://export.arxiv.org/api/query")
+OPENALEX = origin_of("https://api.openalex.org")
 
 
 class FakeTime:
@@ -27,66 +32,157 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
-async def test_concurrent_callers_of_one_host_are_spaced():
+def paced(intervals: dict, fake: FakeTime, **kwargs) -> Pacer:
+    return Pacer(intervals, clock=fake.clock, sleep=fake.sleep, **kwargs)
+
+
+def test_an_origin_is_scheme_host_and_port():
+    assert origin_of("https://API.crossref.org/works") == ("https", "api.crossref.org", 443)
+    assert origin_of("http://127.0.0.1:8000/doi") == ("http", "127.0.0.1", 8000)
+    assert origin_of("http://127.0.0.1:8001/handle") != origin_of("http://127.0.0.1:8000")
+    assert origin_of("https://api.crossref.org:port")[2] == 443, "a malformed port never raises"
+
+
+async def test_concurrent_callers_of_one_origin_are_spaced():
     fake = FakeTime()
-    pacer = Pacer({"api.crossref.org": 0.5}, clock=fake.clock, sleep=fake.sleep)
+    pacer = paced({CROSSREF: 0.5}, fake)
     sent: list[float] = []
 
     async def request() -> None:
-        await pacer.wait("api.crossref.org")
+        await pacer.wait(CROSSREF)
         sent.append(fake.now)
 
     await asyncio.gather(*(request() for _ in range(4)))
     assert sent == [50.0, 50.5, 51.0, 51.5]
-    assert all(b - a >= 0.5 for a, b in zip(sent, sent[1:], strict=False))
 
 
 async def test_spacing_holds_on_the_real_monotonic_clock():
-    pacer = Pacer({"doi.org": 0.05})
-    await pacer.wait("doi.org")
+    doi_org = origin_of("https://doi.org")
+    pacer = Pacer({doi_org: 0.05})
+    await pacer.wait(doi_org)
     first = time.monotonic()
-    await pacer.wait("doi.org")
+    await pacer.wait(doi_org)
     assert time.monotonic() - first >= 0.05 - 0.002
 
 
-async def test_different_hosts_are_not_serialized():
-    pacer = Pacer({"a.example": 0.3, "b.example": 0.3})
-    await asyncio.gather(pacer.wait("a.example"), pacer.wait("b.example"))
+async def test_different_origins_are_not_serialized():
+    a, b = origin_of("http://127.0.0.1:8000"), origin_of("http://127.0.0.1:8001")
+    pacer = Pacer({a: 0.3, b: 0.3})
+    await asyncio.gather(pacer.wait(a), pacer.wait(b))
     start = time.monotonic()
-    await asyncio.gather(pacer.wait("a.example"), pacer.wait("b.example"))
+    await asyncio.gather(pacer.wait(a), pacer.wait(b))
     elapsed = time.monotonic() - start
     assert 0.25 <= elapsed < 0.5
 
 
 async def test_first_request_does_not_wait():
     fake = FakeTime()
-    pacer = Pacer({"export.arxiv.org": 3.0}, clock=fake.clock, sleep=fake.sleep)
-    await pacer.wait("export.arxiv.org")
+    pacer = paced({ARXIV: 3.0}, fake)
+    await pacer.wait(ARXIV)
     assert fake.sleeps == []
-    await pacer.wait("EXPORT.arxiv.org")
+    await pacer.wait(origin_of("https://EXPORT.arxiv.org"))
     assert fake.sleeps == [3.0]
+
+
+async def test_ready_waits_for_the_slot_without_taking_it():
+    fake = FakeTime()
+    pacer = paced({ARXIV: 3.0}, fake)
+    await pacer.wait(ARXIV)
+    await pacer.ready(ARXIV)
+    assert fake.sleeps == [3.0]
+    await pacer.wait(ARXIV)
+    assert fake.sleeps == [3.0], "the slot ready waited for was still free"
 
 
 async def test_hold_keeps_callers_away_and_restarts_the_interval_after_it():
     fake = FakeTime()
-    pacer = Pacer({"api.openalex.org": 0.1}, clock=fake.clock, sleep=fake.sleep)
-    await pacer.wait("api.openalex.org")
-    pacer.hold("api.openalex.org", 4.0)
-    await pacer.wait("api.openalex.org")
+    pacer = paced({OPENALEX: 0.1}, fake)
+    await pacer.wait(OPENALEX)
+    pacer.hold(OPENALEX, 4.0)
+    await pacer.wait(OPENALEX)
     assert fake.sleeps == [4.0]
-    await pacer.wait("api.openalex.org")
+    await pacer.wait(OPENALEX)
     assert fake.sleeps == [4.0, pytest.approx(0.1)]
 
 
-def test_intervals_come_from_settings_keyed_by_host():
+async def test_a_429_halves_the_rate_and_a_quiet_period_restores_it():
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 0.1}, fake, quiet_period_s=60.0)
+    pacer.rate_limited(CROSSREF, retry_after=2.0)
+    assert pacer.interval(CROSSREF) == pytest.approx(0.2)
+    await pacer.wait(CROSSREF)
+    assert fake.sleeps == [2.0], "Retry-After held every caller"
+    pacer.rate_limited(CROSSREF, retry_after=None)
+    assert pacer.interval(CROSSREF) == pytest.approx(0.4)
+    fake.now += 60.0
+    assert pacer.interval(CROSSREF) == pytest.approx(0.2)
+    fake.now += 60.0
+    assert pacer.interval(CROSSREF) == pytest.approx(0.1)
+    fake.now += 600.0
+    assert pacer.interval(CROSSREF) == pytest.approx(0.1), "never faster than documented"
+
+
+def test_a_pause_too_long_to_wait_closes_the_origin():
+    fake = FakeTime()
+    pacer = paced({OPENALEX: 0.1}, fake)
+    pacer.rate_limited(OPENALEX, retry_after=3600.0)
+    assert pacer.closed_for(OPENALEX) == pytest.approx(3600.0)
+    assert pacer.closed_for(CROSSREF) == 0.0
+    fake.now += 3600.0
+    assert pacer.closed_for(OPENALEX) == 0.0
+    assert MAX_HOLD_S < 3600.0
+
+
+async def test_rate_limit_headers_only_ever_slow_an_origin_down():
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 0.1}, fake)
+    pacer.observe(CROSSREF, {"x-rate-limit-limit": "50", "x-rate-limit-interval": "1s"})
+    assert pacer.interval(CROSSREF) == pytest.approx(0.1), "50/s is faster than documented"
+    pacer.observe(CROSSREF, {"x-rate-limit-limit": "3", "x-rate-limit-interval": "1s"})
+    assert pacer.interval(CROSSREF) == pytest.approx(1 / 3)
+    pacer.observe(OPENALEX, {"x-ratelimit-limit": "100", "x-ratelimit-remaining": "0",
+                             "x-ratelimit-reset": "5"})
+    await pacer.wait(OPENALEX)
+    assert fake.sleeps == [5.0], "nothing remaining: held until the reset"
+
+
+def test_intervals_come_from_settings_keyed_by_origin():
     endpoints = {
         "crossref": Endpoint("https://api.crossref.org", 100),
         "arxiv": Endpoint("https://export.arxiv.org/api/query", 3000),
         "doi_registry": Endpoint("http://127.0.0.1:8000", 200),
         "handle": Endpoint("http://127.0.0.1:8000/handle", 0),
+        "datacite": Endpoint("http://127.0.0.1:8001/datacite", 0),
     }
     pacer = Pacer.from_settings(Settings(endpoints=endpoints))
-    assert pacer.interval("api.crossref.org") == 0.1
-    assert pacer.interval("export.arxiv.org") == 3.0
-    assert pacer.interval("127.0.0.1") == 0.2
-    assert pacer.interval("data.crosscite.org") == DEFAULT_INTERVAL_S
+    assert pacer.interval(CROSSREF) == 0.1
+    assert pacer.interval(ARXIV) == 3.0
+    assert pacer.interval(origin_of("http://127.0.0.1:8000")) == 0.2, "one origin: the largest"
+    assert pacer.interval(origin_of("http://127.0.0.1:8001")) == 0.0, "another port, its own"
+    assert pacer.interval(origin_of("https://data.crosscite.org")) == DEFAULT_INTERVAL_S
+
+
+async def test_urgent_callers_take_the_next_slot_before_earlier_ones():
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 1.0}, fake)
+    await pacer.wait(CROSSREF)
+    order: list[str] = []
+
+    async def request(name: str, urgent: bool) -> None:
+        await pacer.wait(CROSSREF, urgent=urgent)
+        order.append(name)
+
+    await asyncio.gather(request("search 1", False), request("search 2", False),
+                         request("batch", True))
+    assert order == ["batch", "search 1", "search 2"]
+
+
+async def test_a_cancelled_caller_gives_its_slot_to_the_next():
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 1.0}, fake)
+    await pacer.wait(CROSSREF)
+    gone = asyncio.ensure_future(pacer.wait(CROSSREF))
+    await asyncio.sleep(0)
+    gone.cancel()
+    await pacer.wait(CROSSREF)
+    assert fake.sleeps == [1.0]

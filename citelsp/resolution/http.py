@@ -24,7 +24,7 @@ import httpx
 from citelsp import __version__, links
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
 from citelsp.resolution.outcome import Unreachable
-from citelsp.resolution.pacing import Pacer
+from citelsp.resolution.pacing import Origin, Pacer, origin_of
 
 log = logging.getLogger("citelsp.http")
 
@@ -54,8 +54,6 @@ _QUERY_KEYS = {"openalex": "openalex_api_key", "eutils": "ncbi_api_key"}
 _HEADER_KEYS = {"semantic_scholar": ("x-api-key", "semantic_scholar_api_key")}
 _SECRET_PARAM = "api_key"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-Origin = tuple[str, str, int]
-"""(scheme, host, port) with the port explicit: what an API key is bound to."""
 _DISPLAY_LIMIT = 200
 
 
@@ -83,6 +81,7 @@ class HttpResponse:
 @dataclass(frozen=True)
 class _RateLimited:
     host: str
+    origin: Origin
     retry_after: float | None
 
 
@@ -125,6 +124,11 @@ class HttpClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    async def ready(self, endpoint: str) -> None:
+        """Return once a request to ``endpoint`` would go out without waiting for pacing."""
+        if endpoint in self._settings.endpoints:
+            await self._pacer.ready(origin_of(self._settings.endpoints[endpoint].base_url))
+
     async def get(
         self,
         endpoint: str,
@@ -133,9 +137,13 @@ class HttpClient:
         params: Mapping[str, str] | None = None,
         accept: str | None = None,
         headers: Mapping[str, str] | None = None,
+        urgent: bool = False,
     ) -> HttpResponse | Unreachable:
-        """GET ``endpoint``'s base URL + ``path`` (identifiers encoded by ``links.quote_path``)."""
-        return await self._request("GET", endpoint, path, params, accept, headers, None)
+        """GET ``endpoint``'s base URL + ``path`` (identifiers encoded by ``links.quote_path``).
+
+        ``urgent`` requests (batches, which answer many references) get the origin's next
+        pacing slot before the others waiting for it."""
+        return await self._request("GET", endpoint, path, params, accept, headers, None, urgent)
 
     async def reachable(self, endpoint: str, timeout_s: float) -> str | None:
         """None when a connection to ``endpoint``'s host opens (no request is sent); else why
@@ -171,13 +179,15 @@ class HttpClient:
         params: Mapping[str, str] | None = None,
         accept: str | None = "application/json",
         headers: Mapping[str, str] | None = None,
+        urgent: bool = False,
     ) -> HttpResponse | Unreachable:
         """POST ``payload`` as JSON (Semantic Scholar's ``/paper/batch``)."""
         try:
             body = json.dumps(payload).encode()
         except (TypeError, ValueError):
             return Unreachable(f"payload for {endpoint} is not JSON-serializable")
-        return await self._request("POST", endpoint, path, params, accept, headers, body)
+        return await self._request("POST", endpoint, path, params, accept, headers, body,
+                                   urgent)
 
     async def _request(
         self,
@@ -188,9 +198,11 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
+        urgent: bool,
     ) -> HttpResponse | Unreachable:
         try:
-            result = await self._with_retries(method, endpoint, path, params, accept, headers, body)
+            result = await self._with_retries(method, endpoint, path, params, accept, headers, body,
+                                              urgent)
         except Exception as exc:  # the last guard: callers must never see an exception
             result = Unreachable(f"internal error in the HTTP client ({type(exc).__name__})")
         if isinstance(result, Unreachable):
@@ -207,6 +219,7 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
+        urgent: bool,
     ) -> HttpResponse | Unreachable:
         if endpoint not in self._settings.endpoints:
             return Unreachable(f"unknown endpoint {endpoint!r}")
@@ -219,7 +232,7 @@ class HttpClient:
             return Unreachable(f"invalid URL for {endpoint}")
         url = url.copy_merge_params(params or {})
         for attempt in range(MAX_RETRIES + 1):
-            result = await self._follow(method, url, endpoint, accept, headers, body)
+            result = await self._follow(method, url, endpoint, accept, headers, body, urgent)
             if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:
                 break
             delay = max(MIN_BACKOFF_S * 2**attempt, result.retry_after or 0.0)
@@ -228,7 +241,7 @@ class HttpClient:
                     f"rate limited by {result.host} (HTTP 429, asked to wait {delay:.0f} s)"
                 )
             log.debug("429 from %s: retrying in %.1f s", result.host, delay)
-            self._pacer.hold(result.host, delay)
+            self._pacer.hold(result.origin, delay)
         if isinstance(result, _RateLimited):
             host, retries = result.host, MAX_RETRIES
             return Unreachable(f"rate limited by {host} (HTTP 429) after {retries} retries")
@@ -242,6 +255,7 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
+        urgent: bool,
     ) -> HttpResponse | Unreachable | _RateLimited:
         """Send, following redirects by hand so that every hop passes the policy first."""
         home = url.host
@@ -250,7 +264,11 @@ class HttpClient:
             if refusal:
                 what = "request" if hop == 0 else "redirect"
                 return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
-            await self._pacer.wait(url.host)
+            origin = _origin(url)
+            if (closed := self._pacer.closed_for(origin)) > 0:
+                return Unreachable(f"rate limited by {url.host} (asked to wait {closed:.0f} s "
+                                   "more)")
+            await self._pacer.wait(origin, urgent=urgent)
             keyed = self._may_send_key(endpoint, url)
             request = self._client.build_request(
                 method,
@@ -303,8 +321,13 @@ class HttpClient:
             if not location:
                 return Unreachable(f"redirect without a Location from {host}")
             return _Redirect(status, location)
+        origin = _origin(url)
+        self._pacer.observe(origin, {k.lower(): v for k, v in response.headers.items()
+                                     if "rate" in k.lower()})
         if status == 429:
-            return _RateLimited(host, retry_after_seconds(response.headers.get("retry-after")))
+            retry_after = retry_after_seconds(response.headers.get("retry-after"))
+            self._pacer.rate_limited(origin, retry_after)
+            return _RateLimited(host, origin, retry_after)
         if not (200 <= status < 300 or status in READABLE_ERROR_STATUSES):
             return Unreachable(f"HTTP {status} from {host}")
         declared = response.headers.get("content-length")

@@ -1,40 +1,103 @@
-"""Per-host pacing: the minimum interval each service asks for between two requests.
+"""Per-origin pacing: the interval each service asks for between two requests, adapted to what
+it says while we talk to it (DESIGN.md §9).
 
-Hand-written rather than a rate-limiter library: the policy is a per-host minimum interval
-(not a token bucket that allows bursts), and a 429's ``Retry-After`` must hold back every
-caller of that host, not only the one that was refused (``hold``).
+An origin is (scheme, host, port), so a local mirror or a test server on another port of the
+same host is paced on its own. Each origin starts from its documented interval (the settings);
+a 429 halves its rate and holds every caller back for the ``Retry-After``; the rate is restored
+one halving per quiet period without a 429. ``x-rate-limit-limit``/``-interval`` (Crossref) and
+``x-ratelimit-limit``/``-remaining``/``-reset`` (the common form) can only slow an origin down:
+the documented interval stays the fastest we go.
+
+Hand-written rather than a rate-limiter library (aiolimiter, limits, pyrate-limiter): those are
+token buckets that allow bursts and have no notion of a server-announced hold, a rate halved
+on refusal, or a floor set by response headers; the policy here is a minimum spacing that a
+429 must widen for every caller of the origin at once (``rate_limited``, ``hold``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from citelsp.config import Settings
 
+Origin = tuple[str, str, int]
+"""(scheme, lowercase host, port), the default port filled in."""
+
 DEFAULT_INTERVAL_S = 0.2
-"""For hosts no endpoint names (doi.org's content-negotiation targets): doi.org's own pacing."""
+"""For origins no endpoint names (doi.org's content-negotiation targets): doi.org's pacing."""
+QUIET_PERIOD_S = 60.0
+"""After this long without a 429, a halved rate is doubled back (one step per period)."""
+SAFETY_MARGIN = 1.05
+"""Requests are spaced 5 % wider than asked: a service counts arrivals, and one request
+delayed on its way (a slow connect) must not make the next ones look early. Over a window
+of N requests the slack adds up to N × 5 % of an interval."""
+MAX_SLOWDOWN = 64.0
+MAX_HOLD_S = 60.0
+"""The longest pause callers wait out; a longer one closes the origin for that long."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$", re.IGNORECASE)
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
+_EPOCH_FLOOR = 1_000_000_000
+"""A reset value above this is a Unix time, below it a number of seconds."""
+
+
+def origin_of(url: str) -> Origin:
+    """The origin of ``url`` (a base URL or a request URL)."""
+    parts = urlsplit(url)
+    scheme = (parts.scheme or "https").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a malformed base URL: the HTTP layer refuses it before any request
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+@dataclass
+class _State:
+    """One origin's pacing: the next free slot and how far it is slowed down."""
+
+    base: float
+    next_at: float = 0.0
+    slowdown: float = 1.0
+    announced: float = 0.0
+    """The interval the origin's own rate-limit headers imply (0 when it said nothing)."""
+    last_refusal: float | None = None
+    closed_until: float = 0.0
+    """Until when the origin asked for a pause too long to wait out (see ``closed_for``)."""
+    queue: list[tuple[int, int, asyncio.Future[None]]] = field(default_factory=list)
+    """Callers waiting for a slot: urgent ones first, then in the order they came."""
+    dispatcher: asyncio.Task | None = None
 
 
 class Pacer:
-    """Spaces requests per host; callers of one host queue, different hosts run concurrently."""
+    """Spaces requests per origin; callers of one origin queue in order, origins run in parallel."""
 
     def __init__(
         self,
-        intervals: Mapping[str, float],
+        intervals: Mapping[Origin, float],
         *,
         default_interval_s: float = DEFAULT_INTERVAL_S,
+        quiet_period_s: float = QUIET_PERIOD_S,
+        margin: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        self._intervals = {host.lower(): max(0.0, s) for host, s in intervals.items()}
+        """``margin`` widens every spacing (``SAFETY_MARGIN`` for the real services)."""
+        self._intervals = {o: max(0.0, s) for o, s in intervals.items()}
+        self._margin = max(1.0, margin)
         self._default = max(0.0, default_interval_s)
+        self._quiet = quiet_period_s
         self._clock = clock
         self._sleep = sleep
-        self._next_at: dict[str, float] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._states: dict[Origin, _State] = {}
+        self._order = itertools.count()
 
     @classmethod
     def from_settings(
@@ -44,28 +107,117 @@ class Pacer:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> Pacer:
-        """Intervals keyed by each endpoint's host; endpoints sharing a host get the largest."""
-        intervals: dict[str, float] = {}
+        """Intervals keyed by each endpoint's origin; endpoints sharing one get the largest."""
+        intervals: dict[Origin, float] = {}
         for endpoint in settings.endpoints.values():
-            host = (urlsplit(endpoint.base_url).hostname or "").lower()
-            if host:
+            origin = origin_of(endpoint.base_url)
+            if origin[1]:
                 seconds = endpoint.min_interval_ms / 1000
-                intervals[host] = max(seconds, intervals.get(host, 0.0))
-        return cls(intervals, clock=clock, sleep=sleep)
+                intervals[origin] = max(seconds, intervals.get(origin, 0.0))
+        return cls(intervals, margin=SAFETY_MARGIN, clock=clock, sleep=sleep)
 
-    def interval(self, host: str) -> float:
-        return self._intervals.get(host.lower(), self._default)
+    def _state(self, origin: Origin) -> _State:
+        state = self._states.get(origin)
+        if state is None:
+            state = self._states[origin] = _State(self._intervals.get(origin, self._default))
+        return state
 
-    async def wait(self, host: str) -> None:
-        """Return when a request to ``host`` may be sent, and reserve that slot."""
-        key = host.lower()
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            delay = self._next_at.get(key, 0.0) - self._clock()
+    def interval(self, origin: Origin) -> float:
+        """The spacing in force now: documented × slowdown, or what the origin announced."""
+        state = self._state(origin)
+        self._restore(state)
+        return max(state.base * state.slowdown, state.announced)
+
+    async def wait(self, origin: Origin, *, urgent: bool = False) -> None:
+        """Return when a request to ``origin`` may be sent, and reserve that slot. Callers
+        get slots in the order they asked, ``urgent`` ones (a batch request, which answers
+        many references at once) before the others."""
+        state = self._state(origin)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(state.queue, (0 if urgent else 1, next(self._order), future))
+        if state.dispatcher is None or state.dispatcher.done():
+            state.dispatcher = asyncio.ensure_future(self._dispatch(origin, state))
+        await future
+
+    async def _dispatch(self, origin: Origin, state: _State) -> None:
+        """Hand out the origin's slots one interval apart, to the best waiting caller at the
+        moment the slot opens (a hold or an urgent caller may have come meanwhile)."""
+        while state.queue:
+            delay = state.next_at - self._clock()
             if delay > 0:
                 await self._sleep(delay)
-            self._next_at[key] = self._clock() + self.interval(key)
+                continue
+            _urgency, _order, future = heapq.heappop(state.queue)
+            if future.done():  # its caller was cancelled
+                continue
+            state.next_at = self._clock() + self.interval(origin) * self._margin
+            future.set_result(None)
+            await asyncio.sleep(0)  # the caller sends before the next slot is considered
 
-    def hold(self, host: str, seconds: float) -> None:
-        """Keep every caller away from ``host`` for ``seconds`` from now (a 429 back-off)."""
-        key = host.lower()
-        self._next_at[key] = max(self._next_at.get(key, 0.0), self._clock() + seconds)
+    async def ready(self, origin: Origin) -> None:
+        """Return once a request to ``origin`` could be sent without waiting (reserving nothing):
+        a batch gathers what arrives until its request can actually go."""
+        state = self._state(origin)
+        while (delay := state.next_at - self._clock()) > 0:
+            await self._sleep(delay)
+
+    def hold(self, origin: Origin, seconds: float) -> None:
+        """Keep every caller away from ``origin`` for ``seconds`` from now; a pause longer
+        than ``MAX_HOLD_S`` closes the origin instead (nobody waits that long)."""
+        state = self._state(origin)
+        now = self._clock()
+        if seconds > MAX_HOLD_S:
+            state.closed_until = max(state.closed_until, now + seconds)
+        else:
+            state.next_at = max(state.next_at, now + seconds)
+
+    def closed_for(self, origin: Origin) -> float:
+        """Seconds the origin still asks every caller to stay away (0 when open): a request
+        then is reported unreachable at once instead of being sent or held for so long."""
+        return max(0.0, self._state(origin).closed_until - self._clock())
+
+    def rate_limited(self, origin: Origin, retry_after: float | None) -> None:
+        """A 429: halve the origin's rate and hold it for ``Retry-After`` (or one interval)."""
+        state = self._state(origin)
+        state.slowdown = min(state.slowdown * 2, MAX_SLOWDOWN)
+        state.last_refusal = self._clock()
+        self.hold(origin, retry_after if retry_after is not None else self.interval(origin))
+
+    def observe(self, origin: Origin, headers: Mapping[str, str]) -> None:
+        """Read a response's rate-limit headers (lowercase names): an announced limit sets a
+        floor under the interval; nothing remaining holds the origin until the reset."""
+        state = self._state(origin)
+        for prefix in ("x-rate-limit-", "x-ratelimit-"):
+            limit = _number(headers.get(prefix + "limit"))
+            window = _duration(headers.get(prefix + "interval"))
+            if limit and window:
+                state.announced = window / limit
+            remaining = _number(headers.get(prefix + "remaining"))
+            reset = _number(headers.get(prefix + "reset"))
+            if remaining is not None and remaining < 1 and reset is not None:
+                seconds = reset - time.time() if reset > _EPOCH_FLOOR else reset
+                self.hold(origin, max(0.0, seconds))
+
+    def _restore(self, state: _State) -> None:
+        """One halving undone per quiet period since the last 429."""
+        if state.slowdown <= 1 or state.last_refusal is None:
+            return
+        now = self._clock()
+        if now - state.last_refusal >= self._quiet:
+            state.slowdown = max(1.0, state.slowdown / 2)
+            state.last_refusal = now if state.slowdown > 1 else None
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _duration(value: str | None) -> float | None:
+    """``1s``, ``60s``, ``500ms``, ``1m`` or a bare number of seconds."""
+    m = _DURATION.match(value or "")
+    if not m:
+        return None
+    return float(m.group(1)) * _UNITS[(m.group(2) or "s").lower()]
