@@ -5,7 +5,11 @@ One ``ApiServer`` serves all endpoints on 127.0.0.1 under distinct path prefixes
 Routes match on endpoint, method, path (compared percent-decoded and case-insensitively, as
 DOIs are) and a subset of the query; the latest added matching route wins, so a test's own
 routes and faults override the defaults.
-Anything unrouted answers 404 with a body that names the request, and is kept in ``unmatched``.
+A batch request no route answers (Crossref ``filter=doi:``, OpenAlex ``filter=doi:a|b``,
+Semantic Scholar ``POST /paper/batch``, arXiv ``id_list=a,b``, ``/doiRA/a,b``) is answered by
+assembling the single lookups' routes the way the real API does (``tests/apibatch.py``).
+Anything else unrouted answers 404 with a body that names the request, and is kept in
+``unmatched``.
 
     server = ApiServer().start()
     load_default_routes(server)            # every recorded body at its real request path
@@ -27,6 +31,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
+from tests.apibatch import BATCH_KEYS, batch_route, is_batch, questions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
 PREFIXES = {
@@ -88,11 +93,21 @@ class Route:
     delay: float = 0.0
     fault: str | None = None
     """``truncate`` (Content-Length larger than the body, then close) or ``unsized`` (no length)."""
+    json_body: Any = None
+    """When set, the request body must be this JSON value (a recorded POST's request)."""
+
+    def names_batches(self) -> bool:
+        """Whether this route was meant for batch requests: every path of its endpoint (a
+        fault), a batch query key, or a recorded request body."""
+        return self.path is None or self.json_body is not None or any(
+            k in self.query for k in BATCH_KEYS)
 
     def matches(self, seen: Seen) -> bool:
         if (self.endpoint, self.method) != (seen.endpoint, seen.method):
             return False
         if self.path is not None and self.path.lower() != seen.decoded_path.lower():
+            return False
+        if self.json_body is not None and _json_or_none(seen.body) != self.json_body:
             return False
         return all(seen.query.get(k) == v for k, v in self.query.items())
 
@@ -171,6 +186,7 @@ class ApiServer:
         headers: dict[str, str] | None = None,
         delay: float = 0.0,
         fault: str | None = None,
+        json_body: Any = None,
     ) -> Route:
         """Answer ``method endpoint/path`` (``path`` decoded, e.g. ``/works/10.1000/a<b>``)."""
         if endpoint not in PREFIXES:
@@ -191,6 +207,7 @@ class ApiServer:
             dict(headers or {}),
             delay,
             fault,
+            json_body,
         )
         with self._lock:
             self.routes.append(route)
@@ -252,13 +269,40 @@ class ApiServer:
             and (part is None or part in s.path or part in s.decoded_path)
         )
 
+    def asked(self, endpoint: str | None = None, path_contains: str | None = None) -> int:
+        """Single lookups asked, a batch counting once per key it carries (``count`` counts
+        requests): how often a DOI was asked, whichever form carried it."""
+        with self._lock:
+            seen = list(self.requests)
+        return sum(1 for s in seen for e, path in questions(s)
+                   if (endpoint is None or e == endpoint)
+                   and (path_contains is None or path_contains.lower() in path.lower()))
+
+    def questions(self) -> list[tuple[str | None, str]]:
+        """Every single lookup asked so far, in order (batches expanded)."""
+        with self._lock:
+            return [q for s in self.requests for q in questions(s)]
+
     def _route(self, seen: Seen) -> Route | None:
         with self._lock:
             self.requests.append(seen)
-            route = next((r for r in reversed(self.routes) if r.matches(seen)), None)
+            route = self._find(seen)
+            if route is not None and is_batch(seen) and not route.names_batches():
+                route = None  # a search catch-all on ``/works`` does not answer a batch
+            route = route or batch_route(seen, self._find, self._made(seen))
             if route is None:
                 self.unmatched.append(seen)
         return route
+
+    def _find(self, seen: Seen) -> Route | None:
+        return next((r for r in reversed(self.routes) if r.matches(seen)), None)
+
+    @staticmethod
+    def _made(seen: Seen):
+        def make(endpoint: str, method: str, status: int, body: bytes,
+                 content_type: str = "application/json") -> Route:
+            return Route(endpoint, method, seen.decoded_path, {}, status, body, content_type)
+        return make
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -277,8 +321,16 @@ def load_default_routes(server: ApiServer) -> ApiServer:
                 status=entry["status"],
                 body=FIXTURES / entry["file"],
                 content_type=entry["content_type"],
+                json_body=route.get("json_body"),
             )
     return server
+
+
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 def _split(raw_path: str) -> tuple[str | None, str]:

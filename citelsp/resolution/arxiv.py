@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from citelsp import links
 from citelsp.config import Settings
@@ -37,25 +38,38 @@ class ArxivClient:
     async def by_arxiv_id(self, arxiv_id: str) -> Found | NotFound | Malformed | Unreachable:
         """The entry for ``arxiv_id`` (a versioned id asks for that version)."""
         response = await self._http.get(SOURCE, "", params={"id_list": arxiv_id})
-        if isinstance(response, Unreachable):
-            return response
-        feed = _feed(response)
-        if not isinstance(feed, ET.Element):
-            return feed
-        try:
-            records = [parse_entry(e) for e in feed.iter(f"{ATOM}entry")]
-            total = r.text(feed.findtext(f"{OPENSEARCH}totalResults"))
-        except r.PARSE_ERRORS as exc:
-            return r.malformed(SOURCE, exc)
+        records = _entries(response, arxiv_id)
+        if not isinstance(records, list):
+            return records
         if not records:
-            if total and total.isdigit() and int(total) > 0:
-                return Unreachable(f"arXiv reported {total} results for {arxiv_id} but sent none")
             return NotFound(f"{SOURCE}: no entry for {arxiv_id}")
         wanted = base_id(arxiv_id).lower()
         matching = tuple(rec for rec in records if (rec.arxiv_id or "").lower() == wanted)
         if not matching:
             return Unreachable(f"arXiv answered {arxiv_id} with another entry")
         return Found(matching[:1])
+
+    async def by_arxiv_ids(self, arxiv_ids: Sequence[str]
+                           ) -> dict[str, Found | NotFound] | Malformed | Unreachable:
+        """Several ids in one ``?id_list=a,b&max_results=N``; an id without an entry is what
+        its single lookup answers (no entry). The ids must have distinct base ids. arXiv's
+        error feed for one malformed id refuses the whole list (``Malformed``)."""
+        joined = ",".join(arxiv_ids)
+        response = await self._http.get(
+            SOURCE, "", params={"id_list": joined, "max_results": str(len(arxiv_ids))},
+            urgent=True)
+        records = _entries(response, joined)
+        if not isinstance(records, list):
+            return records
+        wanted = {base_id(a).lower(): a for a in arxiv_ids}
+        by_id: dict[str, Record] = {}
+        for record in records:
+            key = (record.arxiv_id or "").lower()
+            if key not in wanted or key in by_id:
+                return Unreachable("arXiv answered the id list with an entry not asked for")
+            by_id[key] = record
+        return {a: Found((by_id[k],)) if k in by_id else NotFound(f"{SOURCE}: no entry for {a}")
+                for k, a in wanted.items()}
 
     async def search_title(self, title: str, max_results: int = 5) -> Found | Unreachable:
         """``?search_query=ti:"…"``: the entries, possibly none."""
@@ -73,6 +87,26 @@ class ArxivClient:
             return Found(tuple(parse_entry(e) for e in feed.iter(f"{ATOM}entry")))
         except r.PARSE_ERRORS as exc:
             return r.malformed(SOURCE, exc)
+
+
+def _entries(response: HttpResponse | Unreachable, asked: str
+             ) -> list[Record] | Malformed | Unreachable:
+    """The entries of an ``id_list`` answer; a page that reports more results than it carries
+    (an empty page sent by mistake, or one cut short) is ``Unreachable``."""
+    if isinstance(response, Unreachable):
+        return response
+    feed = _feed(response)
+    if not isinstance(feed, ET.Element):
+        return feed
+    try:
+        records = [parse_entry(e) for e in feed.iter(f"{ATOM}entry")]
+        total = r.text(feed.findtext(f"{OPENSEARCH}totalResults"))
+    except r.PARSE_ERRORS as exc:
+        return r.malformed(SOURCE, exc)
+    if total and total.isdigit() and int(total) > len(records):
+        return Unreachable(f"arXiv reported {total} results for {asked[:80]} but sent "
+                           f"{len(records)}")
+    return records
 
 
 def base_id(arxiv_id: str) -> str:

@@ -47,17 +47,17 @@ class CrossrefClient:
         return r.parse_found(SOURCE, response, _work_list)
 
     async def by_dois(self, dois: Sequence[str]) -> dict[str, Found | NotFound] | Unreachable:
-        """Several DOIs in one ``GET /works?filter=doi:a,doi:b``; keys are the DOIs as given."""
+        """Several DOIs in one ``GET /works?filter=doi:a,doi:b`` (``rows`` to match); keys are
+        the DOIs as given. A DOI absent from the list is what ``/works/{doi}`` answers 404.
+        A DOI with a comma cannot be a filter value (``batchable``)."""
         params = {"filter": ",".join(f"doi:{d}" for d in dois), "rows": str(len(dois))}
-        response = await self._http.get(SOURCE, "/works", params=params)
-        if isinstance(response, Unreachable):
-            return response
-        found = r.parse_found(SOURCE, response, _work_list)
-        if isinstance(found, Unreachable):
-            return found
-        by_doi = {record.doi: record for record in found.records}
-        absent = NotFound(f"{SOURCE}: no record")
-        return {d: Found((by_doi[d.lower()],)) if d.lower() in by_doi else absent for d in dois}
+        response = await self._http.get(SOURCE, "/works", params=params, urgent=True)
+        return r.doi_batch(SOURCE, response, _work_list, dois)
+
+
+def batchable(doi: str) -> bool:
+    """Whether ``doi`` can be one value of a ``filter=doi:…`` list."""
+    return "," not in doi
 
 
 def _message(body: Any, message_type: str) -> dict:

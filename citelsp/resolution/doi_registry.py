@@ -8,6 +8,7 @@ content negotiation gives a title for agencies no index covers. The shapes are c
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 from citelsp import links
@@ -35,29 +36,47 @@ class DoiRegistryClient:
 
         An unknown prefix is ``Agency(None)``: doi.org answers it with a documented status row.
         """
-        response = await self._http.get(SOURCE, f"/doiRA/{links.quote_path(prefix)}")
+        rows = await self._rows([prefix])
+        if isinstance(rows, Unreachable):
+            return rows
+        if len(rows) != 1 or not isinstance(rows[0], dict):
+            return Unreachable(f"doiRA answered {len(rows)} rows for {prefix}")
+        echo = rows[0].get("DOI")
+        if not isinstance(echo, str) or echo.strip().lower() != prefix.lower():
+            return Unreachable(f"doiRA answered for another prefix than {prefix}")
+        return _agency(rows[0], prefix)
+
+    async def agencies(self, prefixes: Sequence[str]
+                       ) -> dict[str, Agency | Unreachable] | Unreachable:
+        """Several prefixes in one ``GET /doiRA/a,b`` (the DOI Handbook's comma-separated list):
+        one row per prefix, matched by its echo; a list that is not one row per prefix asked
+        is ``Unreachable`` as a whole, so the caller asks one by one."""
+        rows = await self._rows(prefixes)
+        if isinstance(rows, Unreachable):
+            return rows
+        wanted = {p.lower(): p for p in prefixes}
+        found: dict[str, Agency | Unreachable] = {}
+        for row in rows:
+            echo = row.get("DOI") if isinstance(row, dict) else None
+            key = echo.strip().lower() if isinstance(echo, str) else None
+            if key not in wanted or wanted[key] in found:
+                return Unreachable("doiRA answered the prefix list with rows not asked for")
+            found[wanted[key]] = _agency(row, wanted[key])
+        if len(found) != len(wanted):
+            return Unreachable(f"doiRA answered {len(found)} rows for {len(wanted)} prefixes")
+        return found
+
+    async def _rows(self, prefixes: Sequence[str]) -> list | Unreachable:
+        joined = ",".join(links.quote_path(p) for p in prefixes)
+        response = await self._http.get(SOURCE, f"/doiRA/{joined}", urgent=len(prefixes) > 1)
         if isinstance(response, Unreachable):
             return response
         if response.status != 200:
             return r.unexpected(SOURCE, response)
         try:
-            rows = r.items(r.json_of(response), "doiRA body")
+            return r.items(r.json_of(response), "doiRA body")
         except r.BodyError as exc:
             return r.malformed(SOURCE, exc)
-        if len(rows) != 1 or not isinstance(rows[0], dict):
-            return Unreachable(f"doiRA answered {len(rows)} rows for {prefix}")
-        row = rows[0]
-        echo = row.get("DOI")
-        if not isinstance(echo, str) or echo.strip().lower() != prefix.lower():
-            return Unreachable(f"doiRA answered for another prefix than {prefix}")
-        if "RA" not in row:
-            if row.get("status") == UNKNOWN_PREFIX_STATUS:
-                return Agency(None)
-            return Unreachable(f"doiRA row for {prefix} has neither RA nor the documented status")
-        agency = row["RA"]
-        if not isinstance(agency, str) or not agency.strip() or _has_control(agency):
-            return Unreachable(f"doiRA gave a malformed RA for {prefix}")
-        return Agency(agency.strip())
 
     async def handle(self, doi: str) -> Handle | Unreachable:
         """``GET /api/handles/{doi}``: ``responseCode`` 1 or 100, as exact JSON integers.
@@ -101,6 +120,18 @@ class DoiRegistryClient:
         if record.doi is not None and record.doi != doi.lower():
             return Unreachable(f"CSL item is for {record.doi}, not {doi}")
         return Found((record,))
+
+
+def _agency(row: dict, prefix: str) -> Agency | Unreachable:
+    """One doiRA row: the agency, ``Agency(None)`` for the documented unknown-prefix status."""
+    if "RA" not in row:
+        if row.get("status") == UNKNOWN_PREFIX_STATUS:
+            return Agency(None)
+        return Unreachable(f"doiRA row for {prefix} has neither RA nor the documented status")
+    agency = row["RA"]
+    if not isinstance(agency, str) or not agency.strip() or _has_control(agency):
+        return Unreachable(f"doiRA gave a malformed RA for {prefix}")
+    return Agency(agency.strip())
 
 
 def parse_csl(item: dict) -> Record:

@@ -7,6 +7,7 @@ Without an API key OpenAlex refuses with 401/403/429; the HTTP layer reports tho
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from citelsp import links
@@ -36,6 +37,15 @@ class OpenAlexClient:
             return missing
         return r.parse_found(SOURCE, response, lambda body: [parse_work(r.mapping(body, "work"))])
 
+    async def by_dois(self, dois: Sequence[str]) -> dict[str, Found | NotFound] | Unreachable:
+        """Several DOIs in one ``GET /works?filter=doi:a|b`` (``per-page`` to match); keys are
+        the DOIs as given, and a DOI absent from the results is what ``/works/doi:{doi}``
+        answers 404. A DOI with ``|`` or ``,`` cannot be a filter value (``batchable``)."""
+        values = "|".join(f"https://doi.org/{r.doi(d) or d}" for d in dois)
+        params = {"filter": f"doi:{values}", "per-page": str(len(dois))}
+        response = await self._http.get(SOURCE, "/works", params=params, urgent=True)
+        return r.doi_batch(SOURCE, response, _results, dois)
+
     async def search_title(self, title: str, per_page: int = 5) -> Found | Unreachable:
         """``GET /works?search=…&per-page=5``: the ``results`` list, possibly empty."""
         params = {"search": title, "per-page": str(per_page)}
@@ -43,6 +53,11 @@ class OpenAlexClient:
         if isinstance(response, Unreachable):
             return response
         return r.parse_found(SOURCE, response, _results)
+
+
+def batchable(doi: str) -> bool:
+    """Whether ``doi`` can be one value of a ``filter=doi:a|b`` list."""
+    return "|" not in doi and "," not in doi
 
 
 def _results(body: Any) -> list[Record]:

@@ -9,7 +9,7 @@ never an empty answer: a proxy's page or a changed API must not read as "no such
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from citelsp.documents.model import Person
@@ -75,6 +75,34 @@ def parse_found(
         return Found(tuple(read(json_of(response))))
     except PARSE_ERRORS as exc:
         return malformed(source, exc)
+
+
+def doi_batch(source: str, response: HttpResponse | Unreachable,
+              read: Callable[[Any], Iterable[Record]], dois: Sequence[str]
+              ) -> dict[str, Found | NotFound] | Unreachable:
+    """A DOI batch's answer (a list of records ``read`` from the body) by requested DOI."""
+    if isinstance(response, Unreachable):
+        return response
+    found = parse_found(source, response, read)
+    if isinstance(found, Unreachable):
+        return found
+    return by_requested_doi(source, dois, found.records)
+
+
+def by_requested_doi(source: str, dois: Sequence[str], records: Iterable[Record]
+                     ) -> dict[str, Found | NotFound] | Unreachable:
+    """A DOI batch's records by the DOIs as requested: a DOI absent from the list is what the
+    single lookup answers 404. A record for no requested DOI, or two for one, means the list
+    is not what one lookup per DOI would give: ``Unreachable``, so the caller asks one by one."""
+    wanted = {doi(d) or d.lower(): d for d in dois}
+    by_doi: dict[str, Record] = {}
+    for record in records:
+        key = record.doi
+        if key not in wanted or key in by_doi:
+            return Unreachable(f"{source} batch answered a record no single lookup would give")
+        by_doi[key] = record
+    absent = NotFound(f"{source}: no record")
+    return {d: Found((by_doi[k],)) if k in by_doi else absent for k, d in wanted.items()}
 
 
 def mapping(value: Any, what: str) -> dict:

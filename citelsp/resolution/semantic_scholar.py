@@ -43,8 +43,8 @@ class SemanticScholarClient:
     async def batch(self, paper_ids: Sequence[str]) -> tuple[Found | NotFound, ...] | Unreachable:
         """``POST /paper/batch`` for ids like ``DOI:…``/``arXiv:…``; answers align with the ids."""
         response = await self._http.post_json(
-            SOURCE, "/paper/batch", {"ids": list(paper_ids)}, params={"fields": FIELDS}
-        )
+            SOURCE, "/paper/batch", {"ids": list(paper_ids)}, params={"fields": FIELDS},
+            urgent=True)
         if isinstance(response, Unreachable):
             return response
         if not 200 <= response.status < 300:
@@ -60,6 +60,20 @@ class SemanticScholarClient:
             )
         except r.PARSE_ERRORS as exc:
             return r.malformed(SOURCE, exc)
+
+    async def by_id(self, paper_id: str) -> Found | NotFound | Unreachable:
+        """One ``DOI:…`` or ``arXiv:…`` id, asked alone."""
+        scheme, _, identifier = paper_id.partition(":")
+        return await self._paper(scheme, identifier)
+
+    async def by_ids(self, paper_ids: Sequence[str]
+                     ) -> dict[str, Found | NotFound] | Unreachable:
+        """``batch`` keyed by the ids as given (a null entry is what the single lookup's 404
+        says)."""
+        answers = await self.batch(paper_ids)
+        if isinstance(answers, Unreachable):
+            return answers
+        return dict(zip(paper_ids, answers, strict=True))
 
     async def _paper(self, scheme: str, identifier: str) -> Found | NotFound | Unreachable:
         response = await self._http.get(
