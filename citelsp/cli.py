@@ -132,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "is set)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print the report only: no progress, notices or summary on stderr")
+    check.add_argument("--triangulate", action="store_true",
+                       help="ask every source, not only those a verdict needs")
 
     decide = sub.add_parser(
         "decide", help="record a human decision about a reference", formatter_class=formatter,
@@ -190,6 +192,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         changes["offline"] = True
     if getattr(ns, "no_cache", False):
         changes["use_cache"] = False
+    if getattr(ns, "triangulate", False):
+        changes["triangulate"] = True
     if getattr(ns, "min_priority", None):
         changes["min_priority"] = ns.min_priority
     ignored = [c.strip().upper() for value in getattr(ns, "ignore", []) for c in value.split(",")]

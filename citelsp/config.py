@@ -181,6 +181,8 @@ class Settings:
     """Run the network verification at all (the language server's background checks)."""
     ignore: tuple[str, ...] = ()
     """Diagnostic codes never shown (``citelsp.rules`` set to false, ``--ignore``)."""
+    triangulate: bool = False
+    """Ask every source, not only those the request plan needs (DESIGN.md §4)."""
     mailto: str | None = None
     semantic_scholar_api_key: str | None = None
     openalex_api_key: str | None = None
@@ -234,6 +236,7 @@ class Settings:
             offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
             verify=bool(opts.get("verify", DEFAULTS["verify"])),
             ignore=_ignored(opts.get("rules")),
+            triangulate=bool(opts.get("triangulate", _truthy(env.get("CITELSP_TRIANGULATE")))),
             mailto=opts.get("mailto") or env.get("CITELSP_MAILTO") or None,
             semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
                                              "CITELSP_SEMANTIC_SCHOLAR_API_KEY"),

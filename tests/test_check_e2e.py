@@ -265,8 +265,8 @@ def test_refuted_doi_is_crossref_404_plus_handle_100(scenario):
     assert (crossref["status"], crossref["queried_by"]) == ("unmatched", "id")
     assert "Handle System answers 100" in crossref["response_summary"]
     server = scenario["server"]
-    assert server.count("crossref", "/works/10.1371/notarealdoi") == 1
-    assert server.count("handle", "/api/handles/10.1371/notarealdoi") == 1
+    assert server.asked("crossref", "/works/10.1371/notarealdoi") == 1
+    assert server.asked("handle", "/api/handles/10.1371/notarealdoi") == 1
 
 
 def test_other_works_doi_is_an_identifier_mismatch(scenario):
@@ -282,8 +282,8 @@ def test_datacite_dois_are_judged_by_datacite_not_crossref(scenario, key, doi):
     resolvers = scenario["keys"][key]["outcome"]["resolvers"]
     assert resolvers["datacite"]["status"] == "matched"
     assert resolvers["crossref"]["status"] == "skipped"
-    assert scenario["server"].count("crossref", f"/works/{doi}") == 0
-    assert scenario["server"].count("datacite", f"/dois/{doi}") == 1
+    assert scenario["server"].asked("crossref", f"/works/{doi}") == 0
+    assert scenario["server"].asked("datacite", f"/dois/{doi}") == 1
     summary = scenario["keys"][key]["summary"]["resolver_outcomes"]["crossref"]
     assert summary["status"] == "matched" and summary["response_summary"].startswith("datacite")
 
@@ -319,8 +319,8 @@ def test_only_cited_identifiers_are_looked_up(scenario):
     """Every identifier in a request path is one the bibliography cites (or its prefix)."""
     cited = {m.lower() for m in re.findall(r"doi = \{([^}]+)\}", BIB)}
     prefixes = {doi.split("/")[0] for doi in cited}
-    looked_up = [s.decoded_path.lower() for s in scenario["server"].requests
-                 if "10." in s.decoded_path]
+    looked_up = [path.lower() for _endpoint, path in scenario["server"].questions()
+                 if "10." in path]
     assert len(looked_up) > len(cited)
     for path in looked_up:
         tail = re.sub(r"^/(works|dois|doira|api/handles)/", "", path.split("doi:")[-1])
@@ -362,14 +362,27 @@ def test_every_source_unreachable_is_unresolvable_p2_and_nothing_cached(api_serv
 
 
 def test_one_source_down_and_others_matched_is_true(api_server, tmp_path):
+    """Triangulating, so that the sources a Crossref match makes unnecessary are asked."""
     api_server.fail("openalex", 503)
     api_server.fail("semantic_scholar", 500)
     bib = tmp_path / "refs.bib"
     bib.write_text(REAL_ONLY, encoding="utf-8")
-    entry = by_key(check_json(api_server, bib, tmp_path / "cache"))["real"]
+    entry = by_key(check_json(api_server, bib, tmp_path / "cache", "--triangulate"))["real"]
     assert entry["summary"]["lookup_verified"] == "true"
     assert entry["outcome"]["resolvers"]["openalex"]["status"] == "unreachable"
     assert entry["item"] is None
+
+
+def test_a_crossref_match_makes_the_other_sources_unnecessary(api_server, tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(REAL_ONLY, encoding="utf-8")
+    entry = by_key(check_json(api_server, bib, tmp_path / "cache"))["real"]
+    resolvers = entry["outcome"]["resolvers"]
+    assert resolvers["crossref"]["status"] == "matched"
+    for name in ("openalex", "semantic_scholar"):
+        assert resolvers[name]["status"] == "skipped"
+        assert resolvers[name]["response_summary"] == "not needed: matched by Crossref"
+    assert {s.endpoint for s in api_server.requests} == {"doi_registry", "crossref"}
 
 
 def test_datacite_doi_survives_crossref_404_when_the_agency_is_unknown(api_server, tmp_path):

@@ -215,7 +215,7 @@ async def test_editing_a_doi_re_resolves_only_that_reference(workspace, env, api
         bib = open_file(lsp, workspace / "refs.bib", "bibtex")
         open_file(lsp, workspace / "paper.md", "markdown")
         await wait_until(lsp, verified(bib, "fake", "wrongyear", "invented", "down"))
-        before = len(api.requests)
+        before = len(api.questions())
         text = (workspace / "refs.bib").read_text()
         lines = text.splitlines()
         row = next(i for i, line in enumerate(lines) if FAKE_DOI in line)
@@ -236,10 +236,13 @@ async def test_editing_a_doi_re_resolves_only_that_reference(workspace, env, api
                                             c.diagnostics.get(bib, [])
                                             if d.code not in ("ORPHAN_REFERENCE",
                                                               "DUPLICATE_WORK")))
-        asked = {seen.decoded_path for seen in api.requests[before:]}
-        assert any(REAL_DOI in path for path in asked)
+        asked = {path for _endpoint, path in api.questions()[before:]}
         for other in ("10.9999/down.1", "Medieval", FAKE_DOI):
             assert not any(other in path for path in asked), other
+        shown = [d for d in lsp.diagnostics.get(bib, []) if d.message.startswith("fake:")
+                 and d.code not in ("ORPHAN_REFERENCE", "DUPLICATE_WORK")]
+        mismatch = [d for d in shown if d.code == "DOI_TITLE_MISMATCH"]
+        assert mismatch and "names another work" in mismatch[0].message, shown
 
 
 async def test_cached_reopen_shows_verdicts_without_requests(workspace, env, api):

@@ -2,23 +2,56 @@
 
 ``ask`` is the one place a lookup meets the cache: cached answers first (unless a re-verify
 asks for fresh ones), the network unless offline, and outages never stored. Every resolver
-module asks through it, so caching and offline behaviour are the same everywhere.
+module asks through it, so caching and offline behaviour are the same everywhere. Within a
+run the same question (resolver, form, normalized query) is asked once: concurrent askers
+share the one lookup in flight, and without a cache a ``Memo`` remembers recent answers.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 from citelsp.resolution.cache import AnswerCache
 from citelsp.resolution.identifiers import ReferenceIds
 from citelsp.resolution.outcome import Answer, Found, Outcome, Retraction, Unreachable
 from citelsp.resolution.sources import Sources
 
+if TYPE_CHECKING:
+    from citelsp.resolution.lookups import Lookups
+
 RETRACTION_SOURCES = ("crossref", "openalex")
 """Where retraction status comes from: Crossref ``updated-by``/``update-to``, OpenAlex."""
 ARXIV_RECHECK_DELAY_S = 3.0
+MEMO_SIZE = 20_000
+"""Answers a cache-less engine remembers (a ``--no-cache`` run of a large library)."""
+
+Question = tuple[str, str, str]
+"""(resolver, form, normalized query): what the cache and the memo key answers by."""
+
+
+class Memo:
+    """The lookups of one engine in flight, and recent answers when there is no cache."""
+
+    def __init__(self, keep: int = MEMO_SIZE) -> None:
+        self.inflight: dict[Question, asyncio.Task[tuple[Answer, datetime]]] = {}
+        self.recent: OrderedDict[Question, tuple[Answer, datetime]] = OrderedDict()
+        self.keep = keep
+
+    def remember(self, question: Question, answer: Answer, at: datetime) -> None:
+        if isinstance(answer, Unreachable):
+            return
+        self.recent[question] = (answer, at)
+        self.recent.move_to_end(question)
+        while len(self.recent) > self.keep:
+            self.recent.popitem(last=False)
+
+    def clear(self) -> None:
+        self.recent.clear()
 
 
 @dataclass
@@ -33,6 +66,11 @@ class Context:
     today: date = field(default_factory=date.today)
     arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S
     """Seconds between the two arXiv ``id_list`` requests that must both miss (DESIGN.md §5)."""
+    lookups: Lookups | None = None
+    """Batched identifier lookups; without them every lookup is asked alone."""
+    memo: Memo | None = None
+    triangulate: bool = False
+    """Ask every source, not only those the request plan needs (``citelsp.triangulate``)."""
 
 
 @dataclass
@@ -71,10 +109,36 @@ async def ask(ctx: Context, resolver: str, form: str, query: str,
             return Asked(hit.answer, True, hit.stored_at, hit.age_days, hit.stale)
     if ctx.offline:
         return Asked(None)
+    memo = ctx.memo
+    if memo is None:
+        answer, at = await _asked_live(ctx, resolver, form, query, call)
+        return Asked(answer, False, at, 0.0)
+    question = (resolver, form, query.strip().lower())
+    if ctx.cache is None and not ctx.refresh and (recent := memo.recent.get(question)):
+        return Asked(recent[0], False, recent[1], 0.0)
+    task = memo.inflight.get(question)
+    if task is None:
+        task = asyncio.ensure_future(_asked_live(ctx, resolver, form, query, call))
+        memo.inflight[question] = task
+        keep = ctx.cache is None
+        task.add_done_callback(lambda t: _settled(memo, question, t, keep))
+    answer, at = await asyncio.shield(task)
+    return Asked(answer, False, at, 0.0)
+
+
+async def _asked_live(ctx: Context, resolver: str, form: str, query: str,
+                      call: Callable[[], Awaitable[Answer]]) -> tuple[Answer, datetime]:
     answer = await call()
     if ctx.cache is not None and not isinstance(answer, Unreachable):
         ctx.cache.put(resolver, form, query, answer, kind=_cache_kind(resolver, form, answer))
-    return Asked(answer, False, datetime.now(UTC), 0.0)
+    return answer, datetime.now(UTC)
+
+
+def _settled(memo: Memo, question: Question, task: asyncio.Task, keep: bool) -> None:
+    if memo.inflight.get(question) is task:
+        del memo.inflight[question]
+    if keep and not task.cancelled() and task.exception() is None:
+        memo.remember(question, *task.result())
 
 
 def _cache_kind(resolver: str, form: str, answer: Answer) -> str | None:

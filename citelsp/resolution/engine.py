@@ -1,8 +1,12 @@
-"""Verifying many references: one shared client and cache, concurrency across hosts,
-at most one resolution in flight per reference identity, cancellation.
+"""Verifying many references: one shared client, cache and set of batched lookups,
+concurrency across hosts, at most one resolution in flight per reference identity, one
+lookup per question within a run, cancellation.
 
-Per-host pacing lives in the HTTP layer, so references run concurrently while each host
-still sees requests at the interval it asks for.
+Callers ask for references one by one (``resolve``, from the server's workers, most urgent
+first) or all at once (``resolve_all``); the engine gathers the identifier lookups that
+resolutions ask for meanwhile into batch requests (``lookups``), in the order they were
+asked. Per-origin pacing lives in the HTTP layer, so references run concurrently while each
+service still sees requests at the interval it asks for.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ import httpx
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
 from citelsp.resolution import cache as answer_cache
-from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Resolution, ask
+from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Memo, Resolution, ask
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.identifiers import arxiv_from_doi, normalize_arxiv, normalize_doi
 from citelsp.resolution.identity import reference_identity
+from citelsp.resolution.lookups import Lookups
 from citelsp.resolution.outcome import Found, Record, Unreachable
 from citelsp.resolution.resolve import resolve_reference
 from citelsp.resolution.sources import Sources
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = 512
+"""References ``resolve_all`` keeps in flight: enough for identifier batches to fill (the
+engine batches and paces; a resolution mostly waits), few enough to keep the input order."""
 PROBE_TIMEOUT_S = 5.0
 
 
@@ -49,6 +56,8 @@ class Engine:
         self.settings = settings
         self.http = HttpClient(settings, transport=transport)
         self.sources = Sources.create(self.http, settings)
+        self.lookups = Lookups(self.sources, self.http)
+        self.memo = Memo()
         self.arxiv_recheck_delay = arxiv_recheck_delay
         use = settings.use_cache if use_cache is None else use_cache
         self.cache = (
@@ -69,6 +78,9 @@ class Engine:
             offline=self.settings.offline,
             refresh=refresh,
             arxiv_recheck_delay=self.arxiv_recheck_delay,
+            lookups=self.lookups,
+            memo=self.memo,
+            triangulate=self.settings.triangulate,
         )
 
     async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:
@@ -161,12 +173,14 @@ class Engine:
         return list(await asyncio.gather(*(one(r) for r in refs)))
 
     def clear_cache(self) -> None:
+        self.memo.clear()
         if self.cache is not None:
             self.cache.clear()
 
     async def aclose(self) -> None:
         for shared in list(self._inflight.values()):
             shared.task.cancel()
+        self.lookups.close()
         await self.http.aclose()
         if self.cache is not None:
             self.cache.close()

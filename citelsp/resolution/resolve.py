@@ -1,8 +1,14 @@
-"""One reference → one outcome per resolver (DESIGN.md §4–§5).
+"""One reference → one outcome per resolver (DESIGN.md §4–§5): the request plan.
 
-This module decides what to ask whom: identifier lookups routed by registration agency,
-the Handle existence probe, the arXiv double check, then title searches when no identifier
-matched. Answers come through the cache; what they prove is recomputed every time.
+This module decides what to ask whom, and asks no more than a verdict needs (the rate limits
+make requests the cost): each identifier goes to the source that registers it first (routed
+by registration agency, batched across references by ``lookups``); once that source matches
+it by identifier, with the title confirmed and the record feeding the accuracy checks, the
+other sources are ``skipped`` ("not needed: matched by Crossref"). Otherwise the other
+identifier sources are asked, the Handle System settles existence, and title searches run
+when no identifier matched: Crossref and OpenAlex together, Semantic Scholar only when
+neither matched and no cited identifier is already refuted. ``triangulate`` asks every
+source. Answers come through the cache; what they prove is recomputed every time.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 
 from citelsp import links
 from citelsp.documents.model import Reference, Work
+from citelsp.resolution.arxiv import base_id
 from citelsp.resolution.asking import Asked, Context, Resolution, ask
 from citelsp.resolution.chinese_literature import ChineseLiterature
 from citelsp.resolution.identifiers import (
@@ -72,6 +79,7 @@ class _Run:
         self.records: dict[str, Record] = {}
         """Records returned for the cited DOI (for retraction), by resolver."""
         self.asked: list[Asked] = []
+        self.answered: dict[tuple[str, str, str], Asked] = {}
         self.agency: str | None = None
         self.authoritative: str | None = None
         self.incomplete = False
@@ -83,7 +91,13 @@ class _Run:
 
     async def ask(self, resolver: str, form: str, query: str,
                   call: Callable[[], Awaitable[Answer]]) -> Asked:
+        """Through the cache; a question this resolution already asked is not asked again
+        (a re-verify bypasses the cache, not this)."""
+        question = (resolver, form, query.strip().lower())
+        if (earlier := self.answered.get(question)) is not None:
+            return earlier
         asked = await ask(self.ctx, resolver, form, query, call)
+        self.answered[question] = asked
         self.asked.append(asked)
         if asked.answer is None:
             self.incomplete = True
@@ -138,7 +152,11 @@ class _Run:
         else:
             chinese = ChineseLiterature(self, self.ctx.sources.doi_registry,
                                         self.ctx.sources.pubmed)
-            await self.together(self.arxiv(), self.doi())
+            if self.doi_is_the_arxiv_id():
+                await self.arxiv()
+                await self.doi()
+            else:
+                await self.together(self.arxiv(), self.doi())
             await chinese.check_identifier()
             await self.title_searches()
             await chinese.check_coordinates()
@@ -162,7 +180,9 @@ class _Run:
 
     def not_asked_reason(self, name: str) -> str:
         if (m := self.matched()) is not None:
-            return f"not asked: already matched by {LABELS[m.resolver]}"
+            return f"not needed: matched by {LABELS[m.resolver]}"
+        if self.refuted() and name in TITLE_SEARCHERS:
+            return "not needed: the cited identifier is refuted"
         if name == "arxiv":
             return "not asked: no arXiv id"
         if name == "datacite":
@@ -208,13 +228,15 @@ class _Run:
     async def arxiv_twice(self, arxiv_id: str) -> Answer:
         """arXiv sometimes returns an empty page by mistake: a miss counts only when a second
         request at least ``arxiv_recheck_delay`` later misses too. Only this final answer is
-        cached, so a cached ``NotFound`` always means two misses."""
-        source = self.ctx.sources.arxiv
-        first = await source.by_arxiv_id(arxiv_id)
+        cached, so a cached ``NotFound`` always means two misses. The recheck joins whatever
+        arXiv batch goes next, so it costs no paced request of its own."""
+        lookups = self.ctx.lookups
+        ask = lookups.arxiv.ask if lookups is not None else self.ctx.sources.arxiv.by_arxiv_id
+        first = await ask(arxiv_id)
         if not isinstance(first, NotFound):
             return first
         await asyncio.sleep(self.ctx.arxiv_recheck_delay)
-        second = await source.by_arxiv_id(arxiv_id)
+        second = await ask(arxiv_id)
         if isinstance(second, Unreachable):
             return Unreachable(f"no entry once, then the recheck failed: {second.reason}")
         return second
@@ -222,45 +244,89 @@ class _Run:
     # -- DOI -------------------------------------------------------------------------------
 
     async def doi(self) -> None:
+        """The registering source first; the others only when it did not match (or when
+        triangulating); Semantic Scholar last, and only while nothing matched."""
         doi = self.ids.doi
         if doi is None:
             return
         await self.route(doi)
+        if self.doi_is_the_arxiv_id() and self.matched() is not None \
+                and not self.ctx.triangulate:
+            return  # arXiv matched the id this DOI names: DataCite is "not needed"
         auth = self.authoritative
-        lookups = [self.doi_lookup("openalex", doi)]
-        if auth in (None, "crossref"):
-            lookups.append(self.doi_lookup("crossref", doi, authoritative=auth == "crossref"))
-        else:
+        if auth not in (None, "crossref"):
             self.skip("crossref", f"DOI not asked: {doi.value} is registered by "
                       f"{self.agency or 'another agency'}, not Crossref", searchable=True)
+        first = []
+        if auth in (None, "crossref"):
+            first.append(self.doi_lookup("crossref", doi, authoritative=auth == "crossref"))
         if auth in (None, "datacite"):
             # With the agency unknown (doiRA unreachable), DataCite may still know the DOI.
-            lookups.append(self.doi_lookup("datacite", doi, authoritative=auth == "datacite"))
+            first.append(self.doi_lookup("datacite", doi, authoritative=auth == "datacite"))
         if auth == "doi_registry":
-            lookups.append(self.doi_registry(doi))
-        await self.together(*lookups)
-        if self.matched() is None:
+            first.append(self.doi_registry(doi))
+        if auth is None or auth == "chinese_literature" or self.ctx.triangulate:
+            first.append(self.doi_lookup("openalex", doi))
+        await self.together(*first)
+        if not self.ctx.triangulate:
+            if self.matched() is not None or await self.refuted_by_handle(doi):
+                return await self.settle_existence(doi)
+            if "openalex" not in self.outcomes:
+                await self.doi_lookup("openalex", doi)
+        if self.matched() is None or self.ctx.triangulate:
             await self.doi_lookup("semantic_scholar", doi)
         await self.settle_existence(doi)
+        return None
+
+    def doi_is_the_arxiv_id(self) -> bool:
+        """The cited DOI is the arXiv DOI (``10.48550/arXiv.ID``) of the cited arXiv id."""
+        doi, arxiv = self.ids.doi, self.ids.arxiv
+        named = arxiv_from_doi(doi.value) if doi is not None else None
+        return (named is not None and arxiv is not None
+                and base_id(named).lower() == base_id(arxiv.value).lower())
+
+    async def refuted_by_handle(self, doi: Identifier) -> bool:
+        """Whether the cited DOI is already refuted, or the registering source has no record
+        of it and the Handle System says it does not exist (then no other index is asked:
+        their answers cannot change a P0). The Handle answer is remembered for
+        ``settle_existence``."""
+        if self.refuted():
+            return True
+        auth = self.outcomes.get(self.authoritative or "")
+        if auth is None or auth.details.get("answer") != "not_found":
+            return False
+        source = self.ctx.sources.doi_registry
+        handle = await self.ask("doi_registry", "handle", doi.value,
+                                lambda: source.handle(doi.value))
+        return isinstance(handle.answer, Handle) and not handle.answer.exists
+
+    def refuted(self) -> bool:
+        return any(o.refutes_identifier for o in self.outcomes.values())
 
     async def route(self, doi: Identifier) -> None:
         if arxiv_from_doi(doi.value) is not None:
             self.agency, self.authoritative = "DataCite", "datacite"
             return
         prefix = doi_prefix(doi.value)
-        source = self.ctx.sources.doi_registry
-        asked = await self.ask("doi_registry", "agency", prefix, lambda: source.agency(prefix))
+        lookups = self.ctx.lookups
+        ask = lookups.agency.ask if lookups is not None else self.ctx.sources.doi_registry.agency
+        asked = await self.ask("doi_registry", "agency", prefix, lambda: ask(prefix))
         if isinstance(asked.answer, Agency) and asked.answer.name:
             self.agency = asked.answer.name
             self.authoritative = agency_resolver(asked.answer.name)
 
     async def doi_lookup(self, resolver: str, doi: Identifier, *, authoritative: bool = False
                          ) -> None:
-        source = getattr(self.ctx.sources, resolver)
-        asked = await self.ask(resolver, "doi", doi.value, lambda: source.by_doi(doi.value))
+        asked = await self.ask(resolver, "doi", doi.value,
+                               lambda: self.lookup_doi(resolver, doi.value))
         if isinstance(asked.answer, Found) and asked.answer.records:
             self.records[resolver] = asked.answer.records[0]
         self.judge_id(resolver, doi, asked.answer, asked, authoritative=authoritative)
+
+    async def lookup_doi(self, resolver: str, doi: str) -> Answer:
+        if self.ctx.lookups is not None:
+            return await self.ctx.lookups.by_doi(resolver, doi)
+        return await getattr(self.ctx.sources, resolver).by_doi(doi)
 
     async def doi_registry(self, doi: Identifier) -> None:
         """Agencies without their own resolver: Handle existence plus CSL content negotiation."""
@@ -391,17 +457,24 @@ class _Run:
     # -- title search ------------------------------------------------------------------------
 
     async def title_searches(self) -> None:
+        """Crossref and OpenAlex together; Semantic Scholar only when neither matched and no
+        cited identifier is refuted (its answer could not change the P0 then)."""
         title = self.work.title
         if not title or self.matched() is not None:
             return
-        for resolver in TITLE_SEARCHERS:
-            if self.matched() is not None:
-                return
-            current = self.outcomes.get(resolver)
-            if current is not None and (current.refutes_identifier or current.status == "skipped"
-                                        and not current.details.get("searchable")):
-                continue
-            await self.title_search(resolver, title, current)
+        searchable = [r for r in TITLE_SEARCHERS if self.searchable(r)]
+        await self.together(*(self.title_search(r, title, self.outcomes.get(r))
+                              for r in searchable if r != "semantic_scholar"))
+        if "semantic_scholar" not in searchable or self.matched() is not None:
+            return
+        if self.refuted() and not self.ctx.triangulate:
+            return
+        await self.title_search("semantic_scholar", title, self.outcomes.get("semantic_scholar"))
+
+    def searchable(self, resolver: str) -> bool:
+        current = self.outcomes.get(resolver)
+        return current is None or not (current.refutes_identifier or current.status == "skipped"
+                                       and not current.details.get("searchable"))
 
     async def title_search(self, resolver: str, title: str, previous: Outcome | None) -> None:
         source = getattr(self.ctx.sources, resolver)
@@ -451,8 +524,8 @@ class _Run:
         doi = self.ids.doi
         if doi is None or self.ctx.offline and self.ctx.cache is None:
             return
-        source = self.ctx.sources.crossref
-        asked = await self.ask("crossref", "doi", doi.value, lambda: source.by_doi(doi.value))
+        asked = await self.ask("crossref", "doi", doi.value,
+                               lambda: self.lookup_doi("crossref", doi.value))
         if isinstance(asked.answer, Found) and asked.answer.records:
             self.records["crossref"] = asked.answer.records[0]
 
