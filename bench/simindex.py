@@ -6,7 +6,10 @@ DataCite ``/dois``, doi.org (doiRA, CSL content negotiation) and the Handle prox
 follows the real split: Crossref holds works with a Crossref DOI, DataCite the arXiv DOIs
 (every arXiv paper has ``10.48550/arXiv.ID``), OpenAlex and Semantic Scholar everything.
 Title search ranks by IDF-weighted token overlap and always returns the top hits, so near
-matches come back too, as they do from a real search engine.
+matches come back too, as they do from a real search engine. The batch forms are served as
+well: Crossref ``filter=doi:a,doi:b``, OpenAlex ``filter=doi:a|b``, Semantic Scholar
+``POST /paper/batch``, arXiv ``id_list=a,b`` (at most ``max_results`` entries, 10 by default,
+as arXiv does) and ``/doiRA/a,b``.
 
     server = SimIndexServer(SimIndex(works), delay=0.2).start()   # 200 ms per answer (optional)
     environ = server.environ(cache_dir)     # CITELSP_<NAME>_BASE_URL for every resolver
@@ -387,7 +390,9 @@ def csl_item(work: IndexedWork, doi: str) -> dict:
     }
 
 
-def arxiv_feed(query: str, works: list[IndexedWork]) -> bytes:
+def arxiv_feed(query: str, works: list[IndexedWork], total: int | None = None) -> bytes:
+    """An Atom feed of ``works``; ``total`` (default: all of them) is what the query matched,
+    as arXiv reports it when ``max_results`` cut the page short."""
     entries = []
     for work in works:
         month = work.arxiv_month()
@@ -407,7 +412,8 @@ def arxiv_feed(query: str, works: list[IndexedWork]) -> bytes:
         'xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">'
         f"<id>https://arxiv.org/api/simulated</id><title>arXiv Query: {escape(query)}</title>"
         f"<opensearch:itemsPerPage>{len(works)}</opensearch:itemsPerPage>"
-        f"<opensearch:totalResults>{len(works)}</opensearch:totalResults>"
+        f"<opensearch:totalResults>{len(works) if total is None else total}"
+        "</opensearch:totalResults>"
         f"<opensearch:startIndex>0</opensearch:startIndex>{''.join(entries)}</feed>"
     ).encode()
 
@@ -444,6 +450,8 @@ class Router:
                 return 404, "text/plain", b"Resource not found."
             return _json(200, {"status": "ok", "message-type": "work",
                                "message-version": "1.0.0", "message": crossref_work(work)})
+        if path == "/works" and _first(query, "filter").startswith("doi:"):
+            return self.crossref_batch(query)
         if path == "/works" and "query.title" in query:
             rows = int(_first(query, "rows") or 20)
             hits = self.index.search(_first(query, "query.title"),
@@ -456,12 +464,35 @@ class Router:
                                            "query": {"start-index": 0, "search-terms": None}}})
         return None
 
+    def crossref_batch(self, query: dict) -> Reply:
+        """``filter=doi:A,doi:B``: a work list of the DOIs Crossref has, at most ``rows``."""
+        dois = [part[len("doi:"):].lower() for part in _first(query, "filter").split(",")
+                if part.startswith("doi:")]
+        rows = int(_first(query, "rows") or 20)
+        works = [w for d in dict.fromkeys(dois)
+                 if (w := self.index.doi(d)) is not None and w.crossref_doi == d]
+        items = [crossref_work(w) for w in works[:rows]]
+        return _json(200, {"status": "ok", "message-type": "work-list",
+                           "message-version": "1.0.0",
+                           "message": {"facets": {}, "total-results": len(works),
+                                       "items": items, "items-per-page": rows,
+                                       "query": {"start-index": 0, "search-terms": None}}})
+
     def openalex(self, path: str, query: dict, _accept: str) -> Reply | None:
         if path.lower().startswith("/works/doi:"):
             work = self.index.doi(path[len("/works/doi:"):])
             if work is None:
                 return 404, "text/html; charset=utf-8", b"<!doctype html><title>404</title>"
             return _json(200, openalex_work(work))
+        if path == "/works" and _first(query, "filter").startswith("doi:"):
+            values = _first(query, "filter")[len("doi:"):].split("|")
+            per_page = int(_first(query, "per-page") or 25)
+            bare = [re.sub(r"^https?://doi\.org/", "", v.strip(), flags=re.IGNORECASE)
+                    for v in values]
+            works = list({id(w): w for d in bare if (w := self.index.doi(d)) is not None
+                          }.values())
+            return _json(200, {"meta": {"count": len(works), "page": 1, "per_page": per_page},
+                               "results": [openalex_work(w) for w in works[:per_page]]})
         if path == "/works" and "search" in query:
             per_page = int(_first(query, "per-page") or 25)
             hits = self.index.search(_first(query, "search"), lambda w: True, per_page)
@@ -470,6 +501,8 @@ class Router:
         return None
 
     def semantic_scholar(self, path: str, query: dict, _accept: str) -> Reply | None:
+        if path == "/paper/batch":
+            return _json(405, {"error": "use POST for /paper/batch"})
         if path == "/paper/search":
             limit = int(_first(query, "limit") or 10)
             hits = self.index.search(_first(query, "query"), lambda w: True, limit)
@@ -487,13 +520,31 @@ class Router:
             return _json(200, s2_paper(work))
         return None
 
+    def post(self, endpoint: str, path: str, body: bytes) -> Reply:
+        """``POST /paper/batch`` (Semantic Scholar): one paper or null per id, in order."""
+        if endpoint != "semantic_scholar" or path != "/paper/batch":
+            return _json(404, {"error": f"simulated index: no POST route for {endpoint} {path}"})
+        try:
+            ids = json.loads(body)["ids"]
+        except (ValueError, KeyError, TypeError):
+            return _json(400, {"error": "body must be {\"ids\": [...]}"})
+        answers = []
+        for paper_id in ids:
+            scheme, _, value = str(paper_id).partition(":")
+            work = (self.index.doi(value) if scheme.upper() == "DOI"
+                    else self.index.arxiv(value) if scheme.lower() == "arxiv" else None)
+            answers.append(s2_paper(work) if work is not None else None)
+        return _json(200, answers)
+
     def arxiv(self, path: str, query: dict, _accept: str) -> Reply | None:
         if path not in ("", "/"):
             return None
         if "id_list" in query:
             works = [w for raw in _first(query, "id_list").split(",")
                      if (w := self.index.arxiv(raw)) is not None]
-            return 200, "application/atom+xml", arxiv_feed(_first(query, "id_list"), works)
+            shown = works[:int(_first(query, "max_results") or 10)]
+            return 200, "application/atom+xml", arxiv_feed(_first(query, "id_list"), shown,
+                                                          total=len(works))
         phrase = _first(query, "search_query")
         if phrase.startswith("ti:"):
             limit = int(_first(query, "max_results") or 10)
@@ -514,9 +565,8 @@ class Router:
 
     def doi_registry(self, path: str, _query: dict, accept: str) -> Reply | None:
         if path.startswith("/doiRA/"):
-            prefix = path[len("/doiRA/"):]
-            agency = "DataCite" if prefix == "10.48550" else "Crossref"
-            return _json(200, [{"DOI": prefix, "RA": agency}])
+            return _json(200, [{"DOI": prefix, "RA": "DataCite" if prefix == "10.48550"
+                                else "Crossref"} for prefix in path[len("/doiRA/"):].split(",")])
         doi = path.lstrip("/")
         work = self.index.doi(doi)
         if work is None:
@@ -539,28 +589,50 @@ class Router:
 # --- the server --------------------------------------------------------------------------------
 
 
+def route_request(router: Router, raw_path: str, posted: bytes | None, accept: str
+                  ) -> tuple[str | None, Reply]:
+    """The endpoint a request path belongs to and the router's reply (``posted``: a POST body)."""
+    parts = urlsplit(raw_path)
+    path = unquote(parts.path)
+    endpoint = next((name for name, prefix in PREFIXES.items()
+                     if path == prefix or path.startswith(prefix + "/")), None)
+    if endpoint is None:
+        return None, _json(404, {"error": "unknown endpoint"})
+    rest = path[len(PREFIXES[endpoint]):]
+    if posted is not None:
+        return endpoint, router.post(endpoint, rest, posted)
+    return endpoint, router.reply(endpoint, rest, parse_qs(parts.query, keep_blank_values=True),
+                                  accept)
+
+
+def write_reply(handler: BaseHTTPRequestHandler, reply: Reply,
+                headers: dict[str, str] | None = None) -> None:
+    status, content_type, body = reply
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
+        self._serve(None)
+
+    def do_POST(self) -> None:
+        self._serve(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+    def _serve(self, posted: bytes | None) -> None:
         if self.server.delay > 0:
             time.sleep(self.server.delay)
-        parts = urlsplit(self.path)
-        path = unquote(parts.path)
-        endpoint = next((name for name, prefix in PREFIXES.items()
-                         if path == prefix or path.startswith(prefix + "/")), None)
-        query = parse_qs(parts.query, keep_blank_values=True)
-        if endpoint is None:
-            status, content_type, body = _json(404, {"error": "unknown endpoint"})
-        else:
-            status, content_type, body = self.server.router.reply(
-                endpoint, path[len(PREFIXES[endpoint]):], query, self.headers.get("Accept", ""))
-        self.server.count(endpoint, status)
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        endpoint, reply = route_request(self.server.router, self.path, posted,
+                                        self.headers.get("Accept", ""))
+        self.server.count(endpoint, reply[0])
+        write_reply(self, reply)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         """Silent: a benchmark run sends thousands of requests."""
