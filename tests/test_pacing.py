@@ -9,7 +9,7 @@ import time
 import pytest
 
 from citelsp.config import Endpoint, Settings
-from citelsp.resolution.pacing import DEFAULT_INTERVAL_S, MAX_HOLD_S, Pacer, origin_of
+from citelsp.resolution.pacing import DEFAULT_INTERVAL_S, MAX_HOLD_S, RANK, Pacer, origin_of
 
 CROSSREF = origin_of("https://api.crossref.org")
 ARXIV = origin_of("https://export.arxiv.org/api/query")
@@ -186,3 +186,20 @@ async def test_a_cancelled_caller_gives_its_slot_to_the_next():
     gone.cancel()
     await pacer.wait(CROSSREF)
     assert fake.sleeps == [1.0]
+
+
+async def test_slots_go_to_the_reference_asked_for_first():
+    """Requests carry the rank of their reference (``RANK``): an earlier reference's search
+    takes the next slot even if a later one's was already waiting."""
+    fake = FakeTime()
+    pacer = paced({OPENALEX: 1.0}, fake)
+    await pacer.wait(OPENALEX)
+    order: list[int] = []
+
+    async def request(rank: int) -> None:
+        RANK.set(rank)
+        await pacer.wait(OPENALEX)
+        order.append(rank)
+
+    await asyncio.gather(request(7), request(3), request(5))
+    assert order == [3, 5, 7]

@@ -20,8 +20,10 @@ import asyncio
 import heapq
 import itertools
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -30,10 +32,16 @@ from citelsp.config import Settings
 Origin = tuple[str, str, int]
 """(scheme, lowercase host, port), the default port filled in."""
 
+RANK: ContextVar[int] = ContextVar("citelsp_request_rank", default=sys.maxsize)
+"""The rank of the reference a request is made for: lower was asked for earlier (nearer the
+cursor). The engine sets it per resolution; a slot goes to the lowest rank waiting."""
+
 DEFAULT_INTERVAL_S = 0.2
 """For origins no endpoint names (doi.org's content-negotiation targets): doi.org's pacing."""
-QUIET_PERIOD_S = 60.0
-"""After this long without a 429, a halved rate is doubled back (one step per period)."""
+QUIET_PERIOD_S = 10.0
+"""After this long without a 429, a halved rate is doubled back (one step per period): a
+service that still refuses halves it again at once, one that refused a stray early request
+(a delayed arrival) does not keep a long run at half speed."""
 SAFETY_MARGIN = 1.05
 """Requests are spaced 5 % wider than asked: a service counts arrivals, and one request
 delayed on its way (a slow connect) must not make the next ones look early. Over a window
@@ -71,8 +79,8 @@ class _State:
     last_refusal: float | None = None
     closed_until: float = 0.0
     """Until when the origin asked for a pause too long to wait out (see ``closed_for``)."""
-    queue: list[tuple[int, int, asyncio.Future[None]]] = field(default_factory=list)
-    """Callers waiting for a slot: urgent ones first, then in the order they came."""
+    queue: list[tuple[int, int, int, asyncio.Future[None]]] = field(default_factory=list)
+    """Callers waiting for a slot: urgent ones first, then by rank, then as they came."""
     dispatcher: asyncio.Task | None = None
 
 
@@ -129,12 +137,12 @@ class Pacer:
         return max(state.base * state.slowdown, state.announced)
 
     async def wait(self, origin: Origin, *, urgent: bool = False) -> None:
-        """Return when a request to ``origin`` may be sent, and reserve that slot. Callers
-        get slots in the order they asked, ``urgent`` ones (a batch request, which answers
-        many references at once) before the others."""
+        """Return when a request to ``origin`` may be sent, and reserve that slot. Slots go
+        to ``urgent`` callers first (a batch request answers many references at once), then
+        by the rank of the reference asking (``RANK``), then in the order callers came."""
         state = self._state(origin)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(state.queue, (0 if urgent else 1, next(self._order), future))
+        heapq.heappush(state.queue, (0 if urgent else 1, RANK.get(), next(self._order), future))
         if state.dispatcher is None or state.dispatcher.done():
             state.dispatcher = asyncio.ensure_future(self._dispatch(origin, state))
         await future
@@ -147,7 +155,7 @@ class Pacer:
             if delay > 0:
                 await self._sleep(delay)
                 continue
-            _urgency, _order, future = heapq.heappop(state.queue)
+            *_key, future = heapq.heappop(state.queue)
             if future.done():  # its caller was cancelled
                 continue
             state.next_at = self._clock() + self.interval(origin) * self._margin
