@@ -203,3 +203,15 @@ async def test_slots_go_to_the_reference_asked_for_first():
 
     await asyncio.gather(request(7), request(3), request(5))
     assert order == [3, 5, 7]
+
+
+async def test_the_next_slot_counts_from_the_actual_send():
+    """A send held back after its slot (a busy event loop) pushes the next slot back too."""
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 1.0}, fake)
+    await pacer.wait(CROSSREF)
+    fake.now += 0.4
+    pacer.sent(CROSSREF)
+    await pacer.wait(CROSSREF)
+    assert fake.sleeps == [pytest.approx(1.0)]
+    assert fake.now == pytest.approx(51.4)

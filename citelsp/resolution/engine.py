@@ -34,6 +34,8 @@ from citelsp.resolution.sources import Sources
 
 log = logging.getLogger(__name__)
 
+START_CHUNK = 50
+"""References ``resolve_all`` starts per turn of the event loop."""
 DEFAULT_CONCURRENCY = 10_000
 """References ``resolve_all`` keeps in flight. A resolution mostly waits (the engine batches
 and paces), and a batch can only carry the identifiers asked for while it gathers: with a
@@ -164,7 +166,11 @@ class Engine:
         concurrency: int = DEFAULT_CONCURRENCY,
         on_done: Callable[[int, int], None] | None = None,
     ) -> list[Resolution]:
-        """Resolve every reference, at most ``concurrency`` at once; results in input order."""
+        """Resolve every reference, at most ``concurrency`` at once; results in input order.
+
+        References are started ``START_CHUNK`` at a time, each chunk in its own turn of the
+        event loop, so that the first batches leave while later references are still being
+        read (starting 5,000 at once held every request back for seconds)."""
         refs = list(refs)
         limit = asyncio.Semaphore(concurrency)
         done = 0
@@ -178,7 +184,17 @@ class Engine:
                 on_done(done, len(refs))
             return resolution
 
-        return list(await asyncio.gather(*(one(r) for r in refs)))
+        tasks: list[asyncio.Future[Resolution]] = []
+        try:
+            for n, ref in enumerate(refs):
+                tasks.append(asyncio.ensure_future(one(ref)))
+                if n % START_CHUNK == START_CHUNK - 1:
+                    await asyncio.sleep(0)
+            return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
 
     def clear_cache(self) -> None:
         self.memo.clear()

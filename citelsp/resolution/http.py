@@ -276,6 +276,7 @@ class HttpClient:
                 headers=self._headers(endpoint, keyed, accept, headers, body is not None),
                 content=body,
             )
+            self._pacer.sent(origin)
             result = await self._send(request, accept)
             if not isinstance(result, _Redirect):
                 return result

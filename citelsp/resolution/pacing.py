@@ -162,6 +162,14 @@ class Pacer:
             future.set_result(None)
             await asyncio.sleep(0)  # the caller sends before the next slot is considered
 
+    def sent(self, origin: Origin) -> None:
+        """A request to ``origin`` leaves now: the next slot is an interval from now, not
+        from when this one was granted (a busy event loop may have held the send back, and
+        the service counts arrivals, so the next request must not look early)."""
+        state = self._state(origin)
+        state.next_at = max(state.next_at,
+                            self._clock() + self.interval(origin) * self._margin)
+
     async def ready(self, origin: Origin) -> None:
         """Return once a request to ``origin`` could be sent without waiting (reserving nothing):
         a batch gathers what arrives until its request can actually go."""
