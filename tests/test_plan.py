@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from citelsp.check import verify_all
 from citelsp.resolution.engine import Engine
 from tests.apiserver import ApiServer, fixture
+from tests.judged import judge_all
 from tests.test_engine import ARXIV_ID, EMPTY_FEED, bib_refs, cited_as_recorded, entry
 
 REAL_DOI = "10.1038/s42256-024-00832-8"
@@ -33,7 +33,7 @@ RECORDED_DOIS = (
 async def verify(settings, text: str):
     engine = Engine(settings, arxiv_recheck_delay=0.3)
     try:
-        return {v.reference.key: v for v in await verify_all(engine, bib_refs(text))}
+        return {v.reference.key: v for v in await judge_all(engine, bib_refs(text))}
     finally:
         await engine.aclose()
 
@@ -52,7 +52,7 @@ def misses(api_server: ApiServer) -> ApiServer:
 async def test_dois_of_many_references_go_in_one_batch(api_server, api_settings):
     text = "".join(cited_as_recorded(doi, f"r{i}") for i, doi in enumerate(RECORDED_DOIS))
     verified = await verify(api_settings, text)
-    assert {v.verification.verdict for v in verified.values()} == {"true"}
+    assert {v.judgement.verdict for v in verified.values()} == {"true"}
     assert api_server.count("crossref") == 1
     assert api_server.count("doi_registry") == 1, "one doiRA request for every prefix"
     assert api_server.asked("crossref") == len(RECORDED_DOIS)
@@ -67,7 +67,7 @@ async def test_the_same_doi_and_title_are_asked_once_per_run(api_server, api_set
     text = (entry("a", REAL_TITLE, doi=REAL_DOI) + entry("b", REAL_TITLE, doi=REAL_DOI.upper())
             + entry("c", REAL_TITLE) + entry("d", REAL_TITLE.upper()))
     verified = await verify(api_settings.with_changes(use_cache=False), text)
-    assert {v.verification.verdict for v in verified.values()} == {"true"}
+    assert {v.judgement.verdict for v in verified.values()} == {"true"}
     assert api_server.asked("crossref", f"/works/{REAL_DOI}") == 1
     titles = [s for s in api_server.requests if s.query.get("query.title")]
     assert len(titles) == 1
@@ -88,13 +88,13 @@ async def test_semantic_scholar_searches_only_when_neither_matched(misses, api_s
     assert misses.count("semantic_scholar", "/paper/search") == 1
     assert {o.status for n, o in v.resolution.outcomes.items()
             if n in ("crossref", "openalex", "semantic_scholar")} == {"unmatched"}
-    assert v.verification.item.reason_code == "NOT_FOUND_IN_INDEXES"
+    assert v.judgement.item.reason_code == "NOT_FOUND_IN_INDEXES"
 
 
 async def test_a_refuted_doi_asks_no_other_index(misses, api_settings):
     v = (await verify(api_settings, entry("f", UNKNOWN_TITLE, doi=FAKE_DOI)))["f"]
-    assert v.verification.verdict == "false"
-    assert v.verification.item.reason_code == "DOI_REFUTED"
+    assert v.judgement.verdict == "false"
+    assert v.judgement.item.reason_code == "DOI_REFUTED"
     assert misses.count("semantic_scholar") == 0
     assert misses.asked("openalex", FAKE_DOI) == 0
     assert misses.count("openalex", "/works") == 1, "the title is still searched"
@@ -105,7 +105,7 @@ async def test_a_refuted_doi_asks_no_other_index(misses, api_settings):
 async def test_triangulate_asks_every_source(api_server, api_settings):
     settings = api_settings.with_changes(triangulate=True)
     v = (await verify(settings, entry("r", REAL_TITLE, doi=REAL_DOI)))["r"]
-    assert v.verification.verdict == "true"
+    assert v.judgement.verdict == "true"
     assert api_server.asked("openalex", REAL_DOI) == 1
     assert api_server.asked("semantic_scholar", REAL_DOI) == 1
     assert v.resolution.outcomes["semantic_scholar"].status == "matched"
@@ -119,7 +119,7 @@ async def test_the_arxiv_recheck_rides_in_a_batch(api_server, api_settings):
     text = "".join(entry(k, f"A preprint numbered {k}", eprint=i, archiveprefix="arXiv")
                    for k, i in (("a", ARXIV_ID), ("b", other)))
     verified = await verify(api_settings, text)
-    assert {v.verification.item.reason_code for v in verified.values()} == {"ARXIV_ID_REFUTED"}
+    assert {v.judgement.item.reason_code for v in verified.values()} == {"ARXIV_ID_REFUTED"}
     assert api_server.count("arxiv") == 2
     assert api_server.asked("arxiv") == 4
     first, second = sorted(s.at for s in api_server.requests if s.endpoint == "arxiv")

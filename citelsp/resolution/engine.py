@@ -34,7 +34,7 @@ from citelsp.resolution.sources import Sources
 
 log = logging.getLogger(__name__)
 
-START_CHUNK = 50
+START_CHUNK = 10
 """References ``resolve_all`` starts per turn of the event loop."""
 DEFAULT_CONCURRENCY = 10_000
 """References ``resolve_all`` keeps in flight. A resolution mostly waits (the engine batches

@@ -163,12 +163,12 @@ class Pacer:
             await asyncio.sleep(0)  # the caller sends before the next slot is considered
 
     def sent(self, origin: Origin) -> None:
-        """A request to ``origin`` leaves now: the next slot is an interval from now, not
-        from when this one was granted (a busy event loop may have held the send back, and
-        the service counts arrivals, so the next request must not look early)."""
+        """A request to ``origin`` leaves now: the next one leaves at least an interval later,
+        however late this one left after its slot (a busy event loop may hold a send back,
+        and the service counts arrivals, so the next request must not look early). The
+        margin stays on the slots alone, so a late send costs its delay only once."""
         state = self._state(origin)
-        state.next_at = max(state.next_at,
-                            self._clock() + self.interval(origin) * self._margin)
+        state.next_at = max(state.next_at, self._clock() + self.interval(origin))
 
     async def ready(self, origin: Origin) -> None:
         """Return once a request to ``origin`` could be sent without waiting (reserving nothing):
