@@ -165,10 +165,10 @@ class Pacer:
     def sent(self, origin: Origin) -> None:
         """A request to ``origin`` leaves now: the next one leaves at least an interval later,
         however late this one left after its slot (a busy event loop may hold a send back,
-        and the service counts arrivals, so the next request must not look early). The
-        margin stays on the slots alone, so a late send costs its delay only once."""
+        and the service counts arrivals, so the next request must not look early)."""
         state = self._state(origin)
-        state.next_at = max(state.next_at, self._clock() + self.interval(origin))
+        state.next_at = max(state.next_at,
+                            self._clock() + self.interval(origin) * self._margin)
 
     async def ready(self, origin: Origin) -> None:
         """Return once a request to ``origin`` could be sent without waiting (reserving nothing):
