@@ -137,6 +137,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("citelsp.verify", "boolean", True,
            "Look references up in the bibliographic indexes in the background. Off: local "
            "checks only."),
+    Option("citelsp.triangulate", "boolean", False,
+           "Ask every source about every reference. Off: a reference matched by the source "
+           "that registers its identifier skips the others (far fewer requests).",
+           env="CITELSP_TRIANGULATE"),
     Option("citelsp.rules", "object", {},
            "Diagnostic codes to switch off, e.g. `{\"ORPHAN_REFERENCE\": false}` (`\"off\"` "
            "works too).",
