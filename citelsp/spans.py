@@ -38,7 +38,8 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        if "\r" in text:
+        self._cr = "\r" in text
+        if self._cr:
             self._starts = [0, *(m.end() for m in _EOL.finditer(text))]
             return
         lengths = map(operator.add, map(len, text.split("\n")), itertools.repeat(1))
@@ -66,5 +67,8 @@ class LineIndex:
     def line_text(self, line: int) -> str:
         """The line without its line ending."""
         start = self.line_start(line)
+        if not self._cr:
+            end = self.text.find("\n", start)
+            return self.text[start:] if end == -1 else self.text[start:end]
         m = _EOL.search(self.text, start)
         return self.text[start:] if m is None else self.text[start:m.start()]

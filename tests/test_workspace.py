@@ -137,3 +137,16 @@ def test_snapshot_reports_open_documents_and_their_bibliographies(tmp_path):
     assert [r.reference.key for r in snapshot.results] == ["a"]
     assert [c.key for c in snapshot.results[0].citations] == ["a", "cats"]
     assert {s["ref_slug"] for s in snapshot.summaries()} == {"cats"}
+
+
+def test_findings_move_with_their_entry_when_an_edit_above_shifts_it(tmp_path):
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["refs.bib"], BIB)
+    refuted(ws, "a")
+    before = {p.code: p.span for p in ws.problems(uris["refs.bib"])}
+    shifted = "% a comment line\n" + BIB
+    ws.open(uris["refs.bib"], shifted)
+    after = {p.code: p.span for p in ws.problems(uris["refs.bib"])}
+    moved = len("% a comment line\n")
+    assert after["DOI_REFUTED"] == before["DOI_REFUTED"].shifted(moved)
+    assert shifted[after["DOI_REFUTED"].start:after["DOI_REFUTED"].end] == "10.1000/abc"

@@ -116,8 +116,11 @@ def encoding_problem(decoded: Decoded) -> Problem | None:
 
 def without_surrogates(text: str) -> tuple[str, Problem | None]:
     """``text`` with lone surrogates replaced by U+FFFD, and a warning at the first one."""
-    if text.isascii():
+    try:
+        text.encode("utf-8")  # C speed: only a lone surrogate fails
         return text, None
+    except UnicodeEncodeError:
+        pass
     first = _SURROGATE.search(text)
     if first is None:
         return text, None

@@ -284,11 +284,12 @@ class CitelspServer(LanguageServer):
 
     def text_changed(self, uri: str, changes: list[types.TextDocumentContentChangeEvent]
                      ) -> None:
-        text = self.texts.change(uri, changes, self.encoding)
+        text = self.texts.change(uri, changes, self.encoding,
+                                 lambda current: self.lines.of(uri, current))
         if text is None:
             return
         last = changes[-1] if changes else None
-        at = offset_at(text, last.range.start, self.encoding) if isinstance(
+        at = offset_at(self.lines.of(uri, text), last.range.start, self.encoding) if isinstance(
             last, types.TextDocumentContentChangePartial) else None
         self.document_changed(uri, changed_at=at)
 

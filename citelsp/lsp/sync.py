@@ -8,11 +8,11 @@ negotiated) and are converted here, once, to code points.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
 from lsprotocol import types
 
-_EOL = re.compile(r"\r\n|\r|\n")
+from citelsp.spans import LineIndex
 
 
 class OpenTexts:
@@ -29,15 +29,19 @@ class OpenTexts:
         return self._texts.get(uri)
 
     def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
-               encoding: str) -> str | None:
-        """Apply the changes in order; the new text (None for a document never opened)."""
+               encoding: str, index_of: Callable[[str], LineIndex] = LineIndex) -> str | None:
+        """Apply the changes in order; the new text (None for a document never opened).
+
+        ``index_of`` gives the line index of a text (the server's cache: the index of the
+        text before an edit is usually the one its last publication built)."""
         text = self._texts.get(uri)
         if text is None:
             return None
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
-                start = offset_at(text, change.range.start, encoding)
-                end = max(start, offset_at(text, change.range.end, encoding))
+                index = index_of(text)
+                start = offset_at(index, change.range.start, encoding)
+                end = max(start, offset_at(index, change.range.end, encoding))
                 text = text[:start] + change.text + text[end:]
             else:
                 text = change.text
@@ -45,20 +49,14 @@ class OpenTexts:
         return text
 
 
-def offset_at(text: str, position: types.Position, encoding: str) -> int:
+def offset_at(index: LineIndex, position: types.Position, encoding: str) -> int:
     """The code-point offset of a client position, clamped to its line (a line past the end
     is the end of the text)."""
-    start = 0
-    if position.line > 0:
-        for n, m in enumerate(_EOL.finditer(text), 1):
-            if n == position.line:
-                start = m.end()
-                break
-        else:
-            return len(text)
-    m = _EOL.search(text, start)
-    end = m.start() if m is not None else len(text)
-    return start + code_points(text[start:end], max(position.character, 0), encoding)
+    if position.line >= index.line_count:
+        return len(index.text)
+    start = index.line_start(position.line)
+    line = index.line_text(position.line)
+    return start + code_points(line, max(position.character, 0), encoding)
 
 
 def code_points(line: str, units: int, encoding: str) -> int:

@@ -47,6 +47,7 @@ class CitationGraph:
         self._keys: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
         self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
         self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
+        self._resolved: dict[str, tuple[Manuscript, int, list[tuple[Citation, Resolved]]]] = {}
         self._slug_map: dict[str, str] | None = None
         self._named: dict[str, list[tuple[str, str | None]]] = {}
         """Manuscript URI → the bibliography paths it names as written, each with its URI
@@ -68,6 +69,7 @@ class CitationGraph:
         self._named.pop(uri, None)
         self._by_key.pop(uri, None)
         self._bibs.pop(uri, None)
+        self._resolved.pop(uri, None)
         for stale in [k for k, (b, _) in self._keys.items() if b.uri == uri]:
             del self._keys[stale]
         if uri in self._users and not self._users[uri]:
@@ -215,26 +217,34 @@ class CitationGraph:
     def _lookup(self, bibliographies: list[Bibliography], key: str) -> tuple[Reference, ...]:
         return tuple(r for b in bibliographies for r in self.key_index(b).get(key, ()))
 
-    def cited(self, manuscript: Manuscript) -> list[tuple[Citation, tuple[Reference, ...]]]:
-        """Every citation of ``manuscript`` with the references it names (wildcards: every
-        reference of its bibliographies)."""
+    def resolved(self, manuscript: Manuscript) -> list[tuple[Citation, Resolved]]:
+        """Every citation of ``manuscript`` resolved (wildcards: every reference of its
+        bibliographies); worked out once per change of the corpus, however many checks ask."""
+        memo = self._resolved.get(manuscript.uri)
+        if memo is not None and memo[0] is manuscript and memo[1] == self.corpus.generation:
+            return memo[2]
         bibs = self.bibliographies(manuscript)
         out = []
         for c in manuscript.citations:
             if c.wildcard:
-                out.append((c, tuple(r for b in bibs for r in b.references)))
+                out.append((c, Resolved(c.key, tuple(r for b in bibs for r in b.references))))
             else:
-                out.append((c, self.references_of(manuscript, c).references))
+                out.append((c, self.references_of(manuscript, c)))
+        self._resolved[manuscript.uri] = (manuscript, self.corpus.generation, out)
         return out
+
+    def cited(self, manuscript: Manuscript) -> list[tuple[Citation, tuple[Reference, ...]]]:
+        """Every citation of ``manuscript`` with the references it names."""
+        return [(c, resolved.references) for c, resolved in self.resolved(manuscript)]
 
     def cited_keys(self, manuscript: Manuscript) -> set[str] | None:
         """The keys ``manuscript`` cites (resolved through the slug map); None when it cites
         everything (``\\nocite{*}``)."""
         keys: set[str] = set()
-        for c in manuscript.citations:
+        for c, resolved in self.resolved(manuscript):
             if c.wildcard:
                 return None
-            keys.add(self.references_of(manuscript, c).key)
+            keys.add(resolved.key)
         return keys
 
     # -- references → citations ------------------------------------------------------------

@@ -78,8 +78,8 @@ class LocalChecks:
 
     def dangling_citations(self, manuscript: Manuscript) -> list[Problem]:
         problems = []
-        for c in manuscript.citations:
-            if c.wildcard or self.graph.references_of(manuscript, c).references:
+        for c, resolved in self.graph.resolved(manuscript):
+            if c.wildcard or resolved.references:
                 continue
             what = "ref marker slug" if c.syntax == "marker" else "citation key"
             problems.append(Problem(

@@ -10,12 +10,14 @@ anything itself, so the editor and the command line cannot disagree.
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from citelsp.config import Settings
+from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import (
     Bibliography,
     Citation,
@@ -47,6 +49,7 @@ from citelsp.workspace.suppressions import Suppressions, suppressions
 from citelsp.workspace.verification import Listener, Verifier
 
 log = logging.getLogger(__name__)
+NO_CITATIONS: tuple[Citation, ...] = ()
 
 
 class Workspace:
@@ -66,6 +69,11 @@ class Workspace:
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}
         self._judged: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
             weakref.WeakKeyDictionary())
+        self._decision_identities: weakref.WeakKeyDictionary[Reference, str] = (
+            weakref.WeakKeyDictionary())
+        self._placed_memo: weakref.WeakKeyDictionary[Reference, dict[str, tuple]] = (
+            weakref.WeakKeyDictionary())
+        """Entry → uri → (resolution, decision key, citations, problems placed there)."""
 
     @classmethod
     def for_paths(cls, paths: Sequence[Path], settings: Settings,
@@ -200,8 +208,12 @@ class Workspace:
     # -- results ---------------------------------------------------------------------------
 
     def decision_identity(self, ref: Reference) -> str:
-        """What a human decision is keyed by, with the key (DESIGN.md §7)."""
-        return identity_of(reference_ids(ref), ref.work)
+        """What a human decision is keyed by, with the key (DESIGN.md §7); remembered per
+        entry object (an edited entry is a new object)."""
+        identity = self._decision_identities.get(ref)
+        if identity is None:
+            identity = self._decision_identities[ref] = identity_of(reference_ids(ref), ref.work)
+        return identity
 
     def result(self, ref: Reference, citations: Iterable[Citation] = ()) -> ReferenceResult | None:
         """The verdict for ``ref`` from its stored resolution with the human decision; None
@@ -249,10 +261,9 @@ class Workspace:
         found = [p for p in self.local_problems(uri)
                  if shown(severity_priority(p.severity), minimum)]
         try:
-            for ref, citations in self._shown_on(doc):
-                result = self.result(ref, citations)
-                if result is not None:
-                    found += [p for u, p in decided_problems(result, minimum) if u == uri]
+            with paused_gc():  # tens of thousands of small, acyclic objects
+                for ref, citations in self._shown_on(doc):
+                    found += self._placed(ref, citations, uri, minimum)
         except Exception as exc:  # the local findings still show
             log.exception("verification findings failed on %s", uri)
             found.append(internal_error(exc))
@@ -262,6 +273,26 @@ class Workspace:
             found = [p for p in found if p.code not in ignored and not hidden.hides(p)]
         return found
 
+    def _placed(self, ref: Reference, citations: Sequence[Citation], uri: str, minimum: str
+                ) -> list[Problem]:
+        """One reference's problems in ``uri``; the same objects while nothing they depend on
+        changed, so re-publishing 10,000 unchanged entries builds nothing new."""
+        resolution = self.verifier.result_for(ref)
+        if resolution is None:
+            return []
+        decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
+        key = (decision, stale, minimum, ref.span.start)  # an edit above moves the entry
+        by_uri = self._placed_memo.setdefault(ref, {})
+        memo = by_uri.get(uri)
+        if memo is not None and memo[0] is resolution and memo[1] == key and len(
+                memo[2]) == len(citations) and all(map(operator.is_, memo[2], citations)):
+            return memo[3]
+        result = self.result(ref, citations)
+        placed = [] if result is None else [
+            p for u, p in decided_problems(result, minimum) if u == uri]
+        by_uri[uri] = (resolution, key, tuple(citations), placed)
+        return placed
+
     def _suppressed(self, doc: Document) -> Suppressions:
         memo = self._suppressions.get(doc.uri)
         if memo is not None and memo[0] is doc.text:
@@ -270,22 +301,20 @@ class Workspace:
         self._suppressions[doc.uri] = (doc.text, found)
         return found
 
-    def _shown_on(self, doc: Document) -> list[tuple[Reference, list[Citation]]]:
+    def _shown_on(self, doc: Document) -> list[tuple[Reference, Sequence[Citation]]]:
         """The references whose verification shows on ``doc``, each with its citations in
         ``doc``: the entries of a bibliography, the cited and front-matter references of a
         manuscript."""
+        if isinstance(doc, Bibliography):
+            return [(ref, NO_CITATIONS) for ref in doc.references]
         shown_refs: dict[int, tuple[Reference, list[Citation]]] = {}
-        if isinstance(doc, Manuscript):
-            for ref in doc.inline.references if doc.inline is not None else ():
-                shown_refs.setdefault(id(ref), (ref, []))
-            for citation, refs in self.graph.cited(doc):
-                if citation.wildcard:
-                    continue
-                for ref in refs:
-                    shown_refs.setdefault(id(ref), (ref, []))[1].append(citation)
-        else:
-            for ref in doc.references:
-                shown_refs.setdefault(id(ref), (ref, []))
+        for ref in doc.inline.references if doc.inline is not None else ():
+            shown_refs.setdefault(id(ref), (ref, []))
+        for citation, refs in self.graph.cited(doc):
+            if citation.wildcard:
+                continue
+            for ref in refs:
+                shown_refs.setdefault(id(ref), (ref, []))[1].append(citation)
         return list(shown_refs.values())
 
     # -- verification ----------------------------------------------------------------------
