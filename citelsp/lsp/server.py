@@ -271,11 +271,13 @@ class CitelspServer(LanguageServer):
         self.timers.debounce("verify", start, delay_ms=max(self.ws.settings.debounce_ms, 300))
 
     def results_arrived(self, urgent: bool = False) -> None:
-        """New verification results: re-publish (throttled, or now when ``urgent``)."""
+        """New verification results: re-publish (now when ``urgent``; else at most once a
+        second, the first result after a quiet second at once: the throttle keeps its own
+        clock, so a publication of local checks just before does not hold a verdict back)."""
         if urgent:
             self.timers.debounce("publish", self.publish_open, delay_ms=0)
         else:
-            self.timers.throttle("publish", self.publish_open, RESULTS_PUBLISH_MS)
+            self.timers.throttle("results", self.publish_open, RESULTS_PUBLISH_MS)
 
     def document_opened(self, item: types.TextDocumentItem) -> None:
         self.texts.open(item.uri, item.text)

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 WORKERS = 16
 SHOW_CACHED_EVERY_S = 1.0
 """How often a pass over cached answers shows the verdicts it has so far."""
+NEAR_CURSOR = 8
+"""Results for the references this close to the front of the queue (the citations nearest
+the cursor, an edited entry) are shown at once; the rest at the throttled pace."""
 UNREACHABLE_STREAK = 5
 """All-unreachable resolutions in a row after which verification stops going to the network."""
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
@@ -154,8 +157,8 @@ class Verifier:
         for n, (identity, ref) in enumerate(ordered.items()):
             if identity in self.results or identity in self._running or identity in self._queued:
                 continue  # known: answered (offline: not checked), running or queued
-            if n % 50 == 0:
-                await asyncio.sleep(0)  # keep handlers responsive on big libraries
+            if n % 10 == 0:
+                await asyncio.sleep(0)  # keep handlers and the first lookups moving
                 if self.engine is not engine:
                     return  # reconfigured or shut down meanwhile
             cached = await engine.from_cache(ref)
@@ -170,6 +173,9 @@ class Verifier:
                 continue
             self._total += 1
             self._queued[identity] = ref
+            if n < NEAR_CURSOR:  # don't keep the nearest ones waiting for the whole pass
+                heapq.heappush(self._queue, (n, next(self._seq), identity, False))
+                self._start()
         # Most urgent first: the queue follows the order of this request.
         self._queue = [(rank, next(self._seq), identity, identity in self._refresh)
                        for rank, identity in enumerate(i for i in ordered if i in self._queued)]
@@ -308,17 +314,19 @@ class Verifier:
         while len(self._workers) < min(WORKERS, len(self._queued)):
             self._workers.append(asyncio.get_running_loop().create_task(self._work()))
 
-    def _next(self) -> tuple[str, Reference, bool] | None:
+    def _next(self) -> tuple[str, Reference, bool, bool] | None:
+        """The most urgent queued reference: (identity, reference, refresh, near the
+        cursor)."""
         while self._queue:
-            _rank, _seq, identity, refresh = heapq.heappop(self._queue)
+            rank, _seq, identity, refresh = heapq.heappop(self._queue)
             ref = self._queued.pop(identity, None)
             if ref is not None:
-                return identity, ref, refresh or identity in self._refresh
+                return identity, ref, refresh or identity in self._refresh, rank < NEAR_CURSOR
         return None
 
     async def _work(self) -> None:
         while (job := self._next()) is not None:
-            identity, ref, refresh = job
+            identity, ref, refresh, near = job
             self._refresh.discard(identity)
             engine = self.engine
             if engine is None:
@@ -338,7 +346,7 @@ class Verifier:
                 self._running.pop(identity, None)
             self._done += 1
             self.listener.report(self._done, self._total)
-            self.listener.results_arrived()
+            self.listener.results_arrived(urgent=near)  # where the writer looks: show it now
             self._watch(resolution)
         if not self._running and not self._queued and self._total:
             self.listener.end(f"Verified {self._done} references")
