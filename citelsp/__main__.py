@@ -1,3 +1,3 @@
-from citelsp.cli import main
+from citelsp.cli import run
 
-raise SystemExit(main())
+run()

@@ -121,3 +121,14 @@ def test_ledger_has_one_fact_per_reference(rendered):
     assert real_sources["crossref"]["state"] == "ai_verified"
     assert all(s["url"].startswith("https://") for f in facts.values()
                for s in f["sources"] if "url" in s)
+
+
+def test_checklist_items_as_json_are_their_fields():
+    import dataclasses
+
+    from citelsp.verdict.checklist import ChecklistItem
+
+    item = ChecklistItem("k", "P1", "NOT_FOUND_IN_INDEXES", "unresolvable", "A (2020)",
+                         [{"resolver": "crossref", "status": "unmatched"}], ["https://doi.org/x"],
+                         "search", other_reasons=["GENERIC_TITLE"], message="m")
+    assert item.to_dict() == dataclasses.asdict(item)

@@ -7,9 +7,12 @@ human decision is reported with the reference's ``outcomes`` entry instead.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
-from citelsp.reports.rows import SEVERITY_NAME, rows
-from citelsp.workspace.snapshot import Snapshot
+from citelsp.reports.rows import SEVERITY_NAME, Row, rows
+from citelsp.workspace.snapshot import ReferenceResult, Snapshot
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def outcome_dict(outcome) -> dict:
@@ -25,51 +28,71 @@ def outcome_dict(outcome) -> dict:
     }
 
 
-def data(snapshot: Snapshot) -> dict:
-    outcomes = []
-    checklist = []
-    for c in snapshot.results:
-        res = c.resolution
-        decision = c.current_decision
-        outcomes.append({
-            "citation_key": c.reference.key,
-            "resolvers": {name: outcome_dict(o) for name, o in res.outcomes.items()},
-            "cache_age_days": res.cache_age_days,
-            "cache_stale_advisory": res.cache_stale_advisory,
-            "human_decision": None if decision is None else {
-                "decision": decision.decision,
-                "note": decision.note,
-                "decided_at": decision.decided_at,
-            },
-        })
-        item = c.judgement.item
-        if item is not None:
-            checklist.append(item.to_dict())
-    diagnostics = [
-        {
-            "path": row.path,
-            "range": {
-                "start": {"line": row.start[0], "character": row.start[1]},
-                "end": {"line": row.end[0], "character": row.end[1]},
-            },
-            "severity": SEVERITY_NAME[row.severity],
-            "priority": row.priority,
-            "code": row.code,
-            "message": row.message,
-        }
-        for row in rows(snapshot)
-    ]
+def sections(snapshot: Snapshot) -> dict[str, Iterable[object]]:
+    """The report's four lists, each built as it is written."""
     return {
         "summaries": snapshot.summaries(),
-        "outcomes": outcomes,
-        "checklist": checklist,
-        "diagnostics": diagnostics,
+        "outcomes": (_outcomes(r) for r in snapshot.results),
+        "checklist": (r.judgement.item.to_dict() for r in snapshot.results
+                      if r.judgement.item is not None),
+        "diagnostics": (_diagnostic(row) for row in rows(snapshot)),
     }
 
 
+def _outcomes(result: ReferenceResult) -> dict:
+    resolution = result.resolution
+    decision = result.current_decision
+    return {
+        "citation_key": result.reference.key,
+        "resolvers": {name: outcome_dict(o) for name, o in resolution.outcomes.items()},
+        "cache_age_days": resolution.cache_age_days,
+        "cache_stale_advisory": resolution.cache_stale_advisory,
+        "human_decision": None if decision is None else {
+            "decision": decision.decision,
+            "note": decision.note,
+            "decided_at": decision.decided_at,
+        },
+    }
+
+
+def _diagnostic(row: Row) -> dict:
+    return {
+        "path": row.path,
+        "range": {
+            "start": {"line": row.start[0], "character": row.start[1]},
+            "end": {"line": row.end[0], "character": row.end[1]},
+        },
+        "severity": SEVERITY_NAME[row.severity],
+        "priority": row.priority,
+        "code": row.code,
+        "message": row.message,
+    }
+
+
+def chunks(snapshot: Snapshot) -> Iterator[str]:
+    """The report in pieces, one record a line: written as it is built (a library of 10,000
+    entries is never held twice in memory) and encoded by ``json``'s C encoder, which
+    indentation would turn off."""
+    yield "{"
+    for n, (name, items) in enumerate(sections(snapshot).items()):
+        yield ("\n" if n == 0 else ",\n") + f'  "{name}": ['
+        yield from _records(items, "    ")
+        yield "]"
+    yield "\n}\n"
+
+
+def _records(items: Iterable[object], indent: str) -> Iterator[str]:
+    empty = True
+    for item in items:
+        yield ("\n" if empty else ",\n") + indent + _encode(item)
+        empty = False
+    if not empty:
+        yield "\n" + indent[:-2]
+
+
 def render(snapshot: Snapshot) -> str:
-    return json.dumps(data(snapshot), indent=2, ensure_ascii=False) + "\n"
+    return "".join(chunks(snapshot))
 
 
 def render_ars(snapshot: Snapshot) -> str:
-    return json.dumps(snapshot.summaries(), indent=2, ensure_ascii=False) + "\n"
+    return "[" + "".join(_records(snapshot.summaries(), "  ")) + "]\n"

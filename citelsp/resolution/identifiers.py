@@ -9,6 +9,7 @@ letter case compare equal.
 from __future__ import annotations
 
 import re
+import time
 import weakref
 from dataclasses import dataclass
 from datetime import date
@@ -321,10 +322,22 @@ _REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
 )
 
 
+_DAY: list = [0.0, None]
+"""When ``_today`` last asked the clock, and its answer."""
+
+
+def _today() -> date:
+    """Today, asking the clock at most once a minute (it is read for every entry)."""
+    now = time.monotonic()
+    if _DAY[1] is None or now - _DAY[0] > 60:
+        _DAY[:] = [now, date.today()]
+    return _DAY[1]
+
+
 def reference_ids(ref: Reference) -> ReferenceIds:
     """``identifiers_of(ref)`` for today, remembered per entry object: the parser keeps an
     unchanged entry as the same object, so checks and identities read each entry once."""
-    today = date.today()
+    today = _today()
     known = _REMEMBERED.get(ref)
     if known is None or known[0] != today:
         known = _REMEMBERED[ref] = (today, identifiers_of(ref, today))

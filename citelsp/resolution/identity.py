@@ -32,7 +32,8 @@ def identity_of(ids: ReferenceIds, work: Work) -> str:
 
 def reference_identity(ref: Reference) -> str:
     """What a resolution of ``ref`` depends on: ``identity_of`` plus, for Chinese literature
-    checked by PubMed coordinates, the journal, volume, pages and ISSN."""
+    checked by PubMed coordinates, ``:`` and a hash of the journal, volume, pages and ISSN
+    (the part before the ``:`` is what a human decision is keyed by)."""
     work = ref.work
     identity = identity_of(reference_ids(ref), work)
     if is_applicable(work):

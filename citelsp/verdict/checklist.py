@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from citelsp import links
 from citelsp.documents.model import Work
@@ -58,7 +58,20 @@ class ChecklistItem:
     message: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The item as JSON data (``dataclasses.asdict`` deep-copies: ten times slower)."""
+        return {
+            "citation_key": self.citation_key,
+            "priority": self.priority,
+            "reason_code": self.reason_code,
+            "verdict_contribution": self.verdict_contribution,
+            "cited_as": self.cited_as,
+            "attempts": [dict(a) for a in self.attempts],
+            "verification_urls": list(self.verification_urls),
+            "human_action": self.human_action,
+            "human_result": self.human_result,
+            "other_reasons": list(self.other_reasons),
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -149,12 +162,11 @@ def _urls(
     if ids.arxiv is not None:
         urls.append(links.arxiv_url(ids.arxiv.value))
     urls += [links.doi_url(r.doi) for r in extra if r.doi]
-    urls += [o.url for o in outcomes.values() if o.url]
+    urls += [u for o in outcomes.values() if o.url and (u := links.allowed(o.url))]
     if work.title:
         urls.append(links.title_search_url("crossref", work.title))
         urls.append(links.title_search_url("google_scholar", work.title))
-    safe = [u for u in urls if links.allowed(u)]
-    return list(dict.fromkeys(safe))
+    return list(dict.fromkeys(urls))  # the builders' links are checked as they are built
 
 
 class _Findings:

@@ -29,8 +29,6 @@ from citelsp.documents.model import (
 from citelsp.documents.parse import Document
 from citelsp.files import read_bytes
 from citelsp.resolution.asking import Resolution
-from citelsp.resolution.identifiers import reference_ids
-from citelsp.resolution.identity import identity_of
 from citelsp.spans import Span
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.verdict.checklist import Judgement
@@ -68,8 +66,6 @@ class Workspace:
         self._local: dict[str, tuple[int, list[Problem]]] = {}
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}
         self._judged: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
-            weakref.WeakKeyDictionary())
-        self._decision_identities: weakref.WeakKeyDictionary[Reference, str] = (
             weakref.WeakKeyDictionary())
         self._placed_memo: weakref.WeakKeyDictionary[Reference, dict[str, tuple]] = (
             weakref.WeakKeyDictionary())
@@ -208,12 +204,10 @@ class Workspace:
     # -- results ---------------------------------------------------------------------------
 
     def decision_identity(self, ref: Reference) -> str:
-        """What a human decision is keyed by, with the key (DESIGN.md §7); remembered per
-        entry object (an edited entry is a new object)."""
-        identity = self._decision_identities.get(ref)
-        if identity is None:
-            identity = self._decision_identities[ref] = identity_of(reference_ids(ref), ref.work)
-        return identity
+        """What a human decision is keyed by, with the key (DESIGN.md §7): the identity a
+        resolution is stored under, less the journal coordinates it adds for Chinese
+        literature (``reference_identity``)."""
+        return self.verifier.identity(ref).partition(":")[0]
 
     def result(self, ref: Reference, citations: Iterable[Citation] = ()) -> ReferenceResult | None:
         """The verdict for ``ref`` from its stored resolution with the human decision; None
