@@ -256,3 +256,13 @@ def test_cleaning_keeps_what_is_not_markup():
 def test_han_titles_are_cleaned_of_markup_but_not_folded():
     assert cn_titles_equal("&lt;b&gt;深度学习&lt;/b&gt;综述", "深度学习综述")
     assert not cn_titles_equal("\uff21\uff29安全", "ＡＩ安全研究")
+
+
+def test_logo_and_text_commands_keep_their_text():
+    from citelsp.documents.text import latex_decode
+
+    assert latex_decode(r"The {\TeX}book") == "The TeXbook"
+    assert latex_decode(r"The \LaTeX{} Companion") == "The LaTeX Companion"
+    assert latex_decode(r"\TeX nical") == "TeXnical", "spaces after a control word are eaten"
+    assert latex_decode(r"Using \texttt{grep} in \mbox{x-y}") == "Using grep in x-y"
+    assert latex_decode(r"\AmS-\LaTeX") == "AMS-LaTeX"

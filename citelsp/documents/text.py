@@ -54,6 +54,8 @@ def latex_decode(s: str) -> str:
     """
     if _LATEX_TRIGGERS.isdisjoint(s):
         return collapse_whitespace(_dashes(s))
+    if "\\" in s:
+        s = _KEPT_TEXT.sub("", _LOGO.sub(lambda m: _LOGOS[m.group(1)], s))
     if _only_grouping(s):
         plain = _BRACES.sub("", _SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s))
         return collapse_whitespace(_dashes(plain.replace("~", " ")))
@@ -61,6 +63,25 @@ def latex_decode(s: str) -> str:
     if common is not None:
         return common
     return _pylatexenc_decode(s)
+
+
+_LOGOS = {
+    "TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX",
+    "BibLaTeX": "BibLaTeX", "XeTeX": "XeTeX", "XeLaTeX": "XeLaTeX", "LuaTeX": "LuaTeX",
+    "LuaLaTeX": "LuaLaTeX", "pdfTeX": "pdfTeX", "pdfLaTeX": "pdfLaTeX", "eTeX": "ε-TeX",
+    "ConTeXt": "ConTeXt", "AmS": "AMS", "AmSTeX": "AMS-TeX", "AMSTeX": "AMS-TeX",
+    "AmSLaTeX": "AMS-LaTeX", "METAFONT": "METAFONT", "MF": "METAFONT", "MP": "MetaPost",
+    "SliTeX": "SliTeX", "PiCTeX": "PiCTeX", "Xe": "Xe",
+}  # fmt: skip
+"""Logos that name software in titles (``The {\\TeX}book``): pylatexenc reads them as
+nothing, which would make "The TeXbook" "The book"."""
+_LOGO = re.compile(r"\\(" + "|".join(sorted(_LOGOS, key=len, reverse=True))
+                   + r")(?![^\W\d_])(?:\{\}|[ \t]*)")
+_KEPT_TEXT = re.compile(
+    r"\\(?:texttt|textsf|textup|textmd|textnormal|mbox|hbox|textsuperscript|textsubscript)"
+    r"(?![^\W\d_])\s*(?=\{)"
+)
+"""Commands whose argument is the text: pylatexenc drops the argument too."""
 
 
 def _pylatexenc_decode(s: str) -> str:
