@@ -135,3 +135,18 @@ def test_closed_documents_are_released(tmp_path):
     assert not any(ref() is not None for ref in alive)
     assert uri not in ws.corpus.open and uri not in ws._local
     assert ws.graph.users((tmp_path / "refs.bib").as_uri()) == []
+
+
+def test_a_megabyte_title_is_one_warning_and_is_not_read(tmp_path):
+    """A 5 MB title once took gigabytes to decode and compare; it is now left unread."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{big, title = {" + "word " * 1_000_000 + "},"
+                   " author = {Doe, Jane}, year = 2020}\n" + BIB)
+    ws = Workspace(Settings(), [tmp_path])
+    uri = bib.as_uri()
+    ws.open(uri, bib.read_text())
+    found = problems_of(ws, uri)
+    assert [code for code, _ in found] == ["FIELD_TOO_LONG"]
+    assert found[0][1].startswith("title is 5,000,000 characters long")
+    big = next(r for r in ws.references() if r.key == "big")
+    assert big.work.title is None and big.work.authors[0].family == "Doe"

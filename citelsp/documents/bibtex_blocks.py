@@ -29,11 +29,13 @@ _QUOTED = re.compile(r'[{}"]')
 _LINE_END = re.compile(r"[\n\r]")
 _SIMPLE_FIELD = re.compile(
     r"""\s*([^\s,{}()"=#%\\]+)\s*=\s*(?:"""
-    r"""\{((?:[^{}]|\{[^{}]*\})*)\}"""
+    r"""\{((?:[^{}]++|\{[^{}]*+\})*+)\}"""
     r"""|"([^"{}]*)"|(\d+)|([A-Za-z_][^\s,{}()"=#%\\]*))\s*"""
 )
 """One field whose value is a single operand with at most one level of inner braces: the
-common case, read with one regex call. Anything else goes through the general path."""
+common case, read with one regex call. Anything else goes through the general path. The
+quantifiers are possessive: a backtracking repeat kept state per character (900 MB for a
+5 MB title)."""
 
 _ESCAPE_HINT = " (a backslash does not escape a brace: \\{ and \\} count as braces)"
 

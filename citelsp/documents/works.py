@@ -182,6 +182,33 @@ def _claims(ref: Entry) -> tuple[bool, bool]:
     return preprint, any(_names_proceedings(latex_decode(t)) for t in texts)
 
 
+MAX_FIELD_CHARS = 10_000
+"""A title, venue or other field longer than this is not read (a real title is a few hundred
+characters; decoding and comparing megabytes took gigabytes)."""
+MAX_NAMES_CHARS = 200_000
+"""An author list longer than this is not read (thousands of authors fit)."""
+MAX_CSL_NAMES = 10_000
+
+
+READ_FIELDS = frozenset({
+    "title", "author", "editor", "journal", "journaltitle", "booktitle", "container-title",
+    "volume", "number", "issue", "pages", "page", "publisher", "year", "date", "issued",
+    "doi", "eprint", "arxiv", "arxivid", "url", "howpublished", "note", "isbn", "issn",
+    "language", "langid",
+})  # fmt: skip
+"""The fields citelsp reads and compares; others (an abstract, a table of contents) may be
+as long as they like."""
+
+
+def oversized(name: str, value: str) -> bool:
+    """Whether a field citelsp reads is too long to be read (see ``MAX_FIELD_CHARS``)."""
+    name = name.lower()
+    if name not in READ_FIELDS:
+        return False
+    limit = MAX_NAMES_CHARS if name in ("author", "editor") else MAX_FIELD_CHARS
+    return len(value) > limit
+
+
 def work_of(ref: Entry) -> Work:
     preprint, proceedings = _claims(ref)
     work = _bibtex_work(ref) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
@@ -197,14 +224,18 @@ def _bibtex_work(ref: Entry) -> Work:
     def decoded(*names: str) -> str | None:
         for name in names:
             value = ref.value(name)
-            if value is not None and (text := latex_decode(value)):
+            if value is not None and not oversized(name, value) and (
+                    text := latex_decode(value)):
                 return text
         return None
 
-    authors, et_al = parse_bibtex_names(ref.value("author") or "")
+    author = ref.value("author") or ""
+    authors, et_al = parse_bibtex_names("" if oversized("author", author) else author)
     url = ref.value("url")
     issn = ref.value("issn")
     title = ref.value("title")
+    if title is not None and oversized("title", title):
+        title = None
     return Work(
         title=plain_title(title) or None if title is not None else None,
         authors=authors,
@@ -334,17 +365,19 @@ def _csl_work(item: dict) -> Work:
         value = item.get(name)
         if isinstance(value, list):
             value = value[0] if value else None
-        if value is None or isinstance(value, dict):
+        if value is None or isinstance(value, dict) or oversized(name, str(value)):
             return None
         cleaned = clean_markup(str(value)) if isinstance(value, str) else str(value)
         return cleaned or None
 
     author = item.get("author")
-    people = author if isinstance(author, list) else []
+    people = author if isinstance(author, list) and len(author) <= MAX_CSL_NAMES else []
     named = [_csl_person(p) for p in people if isinstance(p, dict)]
     authors = tuple(p for p in named if p.family.casefold() not in _ET_AL)
     note = item.get("note")
     title = item.get("title")
+    if isinstance(title, str) and oversized("title", title):
+        title = None
     return Work(
         title=plain_title(title) or None if isinstance(title, str) else text("title"),
         authors=authors,

@@ -257,6 +257,9 @@ _LOCAL: tuple[tuple[str, Severity, str, str | None], ...] = (
     ("NO_LOCATOR", Severity.WARNING, "The ref marker has no anchor", None),
     ("BAD_ANCHOR", Severity.WARNING, "The anchor is malformed", None),
     ("HUMAN_REJECTED", Severity.ERROR, "A human rejected this reference", None),
+    ("FIELD_TOO_LONG", Severity.WARNING, "A field is too long to be read", None),
+    ("UNREADABLE_BIBLIOGRAPHY", Severity.ERROR, "A named bibliography cannot be read", None),
+    ("INTERNAL_ERROR", Severity.ERROR, "citelsp failed on this document", None),
 )
 
 _ALSO_LOCAL = frozenset({"PLACEHOLDER_IDENTIFIER"})

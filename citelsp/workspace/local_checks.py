@@ -20,6 +20,7 @@ from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
+from citelsp.documents.works import oversized
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
 from citelsp.workspace.graph import CitationGraph
@@ -181,7 +182,7 @@ class EntryIndex:
         if remove:
             self.invalid.pop(id(ref), None)
         elif any(p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
-                 for p in reference_ids(ref).problems):
+                 for p in reference_ids(ref).problems) or _too_long(ref):
             self.invalid[id(ref)] = ref
 
     def problems(self, bib: Bibliography) -> list[Problem]:
@@ -408,9 +409,19 @@ def _in_order(refs: Iterable[Reference]) -> list[Reference]:
 
 
 def _invalidreference_ids(r: Reference) -> list[Problem]:
+    """An entry's identifier and field-size findings, each on its field."""
     return [
         Problem(code=p.code, span=r.span_of(p.field), message=p.message,
                 severity=Severity.WARNING, key=r.key)
         for p in reference_ids(r).problems
         if p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
+    ] + [
+        Problem(code="FIELD_TOO_LONG", span=r.span_of(name), severity=Severity.WARNING,
+                key=r.key, message=f"{name} is {len(r.value(name) or ''):,} characters long: "
+                                   "too long to be a real value, so it is not read")
+        for name in _too_long(r)
     ]
+
+
+def _too_long(ref: Reference) -> list[str]:
+    return [name for name, f in ref.fields.items() if oversized(name, f.value)]

@@ -59,6 +59,9 @@ if ! "$CODE_SERVER" --version >/dev/null 2>&1; then
     export npm_config_nodedir=/usr npm_config_yes=true npm_config_unsafe_perm=true
     (
         cd "$CODE_SERVER_DIR"
+        # A package.json of its own, or npm would install into the nearest ancestor that has
+        # one: the extension (editors/vscode), when this directory is inside the repository.
+        echo '{"private": true}' >package.json
         npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
             "code-server@$CODE_SERVER_VERSION"
         npm rebuild argon2 --loglevel=error
