@@ -1,6 +1,5 @@
 """Manuscripts by language: front matter, markers, pandoc and LaTeX together."""
 
-import time
 
 import pytest
 
@@ -177,25 +176,22 @@ def test_crlf_and_non_ascii_before_citations():
     assert m.problems == []
 
 
-def test_two_thousand_citations_parse_quickly():
+def test_two_thousand_citations_are_all_found():
+    """Speed is measured in bench/parser_scaling.py and bench/parse_bench.py, not here."""
     paragraph = (
         "Lorem ipsum dolor sit amet (Smith, 2020)<!--ref:smith2020-->"
         "<!--anchor:quote:Deep%20learning%20works--> and more text [see @doe2019, p. 4; @roe]"
         " with `code` too.\n\n"
     )
     text = "---\ntitle: T\nbibliography: refs.bib\n---\n" + paragraph * 667
-    parse_manuscript(URI, text, "markdown")
-    started = time.perf_counter()
     m = parse_manuscript(URI, text, "markdown")
-    elapsed = time.perf_counter() - started
     assert len(m.citations) == 2001
-    assert elapsed < 0.25
 
 
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("language", ["markdown", "latex", "plaintext"])
 def test_a_megabyte_of_marker_openings_in_every_language(language):
+    """The timeout only catches a hang; bench/parser_scaling.py shows the growth is linear."""
     text = "<!--ref:" * 125_000
-    started = time.perf_counter()
     m = parse_manuscript(URI, text, language)
-    assert time.perf_counter() - started < 5
     assert m.citations == []

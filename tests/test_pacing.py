@@ -66,13 +66,18 @@ async def test_spacing_holds_on_the_real_monotonic_clock():
 
 
 async def test_different_origins_are_not_serialized():
+    """Once each origin's own interval has passed, neither waits for the other's request."""
     a, b = origin_of("http://127.0.0.1:8000"), origin_of("http://127.0.0.1:8001")
-    pacer = Pacer({a: 0.3, b: 0.3})
+    fake = FakeTime()
+    pacer = paced({a: 0.3, b: 0.3}, fake)
     await asyncio.gather(pacer.wait(a), pacer.wait(b))
-    start = time.monotonic()
-    await asyncio.gather(pacer.wait(a), pacer.wait(b))
-    elapsed = time.monotonic() - start
-    assert 0.25 <= elapsed < 0.5
+    fake.now += 0.3
+    await pacer.wait(a)
+    await pacer.wait(b)
+    await pacer.wait(origin_of("http://127.0.0.1:8002"))
+    assert fake.sleeps == []
+    await pacer.wait(a)
+    assert fake.sleeps == [pytest.approx(0.3)], "the same origin is still spaced"
 
 
 async def test_first_request_does_not_wait():
