@@ -89,14 +89,38 @@ async def test_first_request_does_not_wait():
     assert fake.sleeps == [3.0]
 
 
-async def test_ready_waits_for_the_slot_without_taking_it():
+async def test_a_reserved_slot_goes_to_the_next_request_of_that_task_only():
     fake = FakeTime()
     pacer = paced({ARXIV: 3.0}, fake)
     await pacer.wait(ARXIV)
-    await pacer.ready(ARXIV)
+    await pacer.reserve(ARXIV)
     assert fake.sleeps == [3.0]
+    assert not pacer.holds(CROSSREF)
+    assert pacer.holds(ARXIV) and not pacer.holds(ARXIV), "one request per reservation"
     await pacer.wait(ARXIV)
-    assert fake.sleeps == [3.0], "the slot ready waited for was still free"
+    assert fake.sleeps == [3.0, 3.0], "the reserved slot was taken"
+
+
+async def test_a_batch_reservation_is_not_starved_by_single_lookups():
+    """Less urgent single lookups queued first must not take every slot from a batch."""
+    fake = FakeTime()
+    pacer = paced({CROSSREF: 0.5}, fake)
+    order: list[str] = []
+    await pacer.wait(CROSSREF)
+
+    async def single(i: int) -> None:
+        RANK.set(100 + i)
+        await pacer.wait(CROSSREF)
+        order.append(f"single{i}")
+
+    async def batch() -> None:
+        RANK.set(0)
+        await asyncio.sleep(0)
+        await pacer.reserve(CROSSREF)
+        order.append("batch")
+
+    await asyncio.gather(*(single(i) for i in range(3)), batch())
+    assert order[0] == "batch"
 
 
 async def test_hold_keeps_callers_away_and_restarts_the_interval_after_it():

@@ -1,14 +1,14 @@
 """Gathering concurrent lookups into batch requests, in the order they were asked.
 
 Callers ask for one key each (a DOI, an arXiv id, a prefix) and wait for its answer. The
-``Batcher`` collects the keys asked within a short window, or until a batch is full, and
-sends them in one request once the origin's pacing lets a request go (keys keep joining
-while it waits). Keys leave in the order they were asked, so the references the scheduler
-asks for first (those nearest the cursor) are in the first batch. One key alone goes to
-the single-lookup endpoint; a key a batch cannot carry (``batchable``) goes alone too; a
-failed batch (anything but a mapping with every key: an outage, a refusal, an answer that
-is not one per key) falls back to single lookups, so a batch never makes an answer worse
-than asking one by one would.
+``Batcher`` collects the keys asked within a short window, or until a batch is full, reserves
+the origin's next paced slot (keys keep joining while it waits; the request sent after holds
+the reservation), and sends them in one request. Keys leave in the order they were asked, so
+the references the scheduler asks for first (those nearest the cursor) are in the first
+batch. One key alone goes to the single-lookup endpoint; a key a batch cannot carry
+(``batchable``) goes alone too; a failed batch (anything but a mapping with every key: an
+outage, a refusal, an answer that is not one per key) falls back to single lookups, so a
+batch never makes an answer worse than asking one by one would.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ class Batcher(Generic[K, A]):
         window_s: float = WINDOW_S,
         conflicts: Callable[[K], Hashable] | None = None,
     ) -> None:
-        """``ready`` returns when the origin's pacing would let a request go; ``conflicts``
-        names keys that may not share a batch (two versions of one arXiv id)."""
+        """``ready`` returns once the origin's next paced slot is held for the request this
+        task sends next; ``conflicts`` names keys that may not share a batch (two versions of
+        one arXiv id)."""
         self.size = max(1, size)
         self._ask_many = ask_many
         self._ask_one = ask_one

@@ -124,10 +124,10 @@ class HttpClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def ready(self, endpoint: str) -> None:
-        """Return once a request to ``endpoint`` would go out without waiting for pacing."""
+    async def reserve(self, endpoint: str) -> None:
+        """Take ``endpoint``'s next paced slot for the request this task sends next."""
         if endpoint in self._settings.endpoints:
-            await self._pacer.ready(origin_of(self._settings.endpoints[endpoint].base_url))
+            await self._pacer.reserve(origin_of(self._settings.endpoints[endpoint].base_url))
 
     async def get(
         self,
@@ -260,15 +260,17 @@ class HttpClient:
         """Send, following redirects by hand so that every hop passes the policy first."""
         home = url.host
         for hop in range(MAX_REDIRECTS + 1):
+            origin = _origin(url)
+            held = self._pacer.holds(origin)  # taken now, even by a request that does not go
             refusal = self._refusal(url)
             if refusal:
                 what = "request" if hop == 0 else "redirect"
                 return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
-            origin = _origin(url)
             if (closed := self._pacer.closed_for(origin)) > 0:
                 return Unreachable(f"rate limited by {url.host} (asked to wait {closed:.0f} s "
                                    "more)")
-            await self._pacer.wait(origin, urgent=urgent)
+            if not held:
+                await self._pacer.wait(origin, urgent=urgent)
             keyed = self._may_send_key(endpoint, url)
             request = self._client.build_request(
                 method,

@@ -44,7 +44,7 @@ class Lookups:
 
     def __init__(self, sources: Sources, http: HttpClient) -> None:
         def ready(endpoint: str) -> Callable[[], object]:
-            return lambda: http.ready(endpoint)
+            return lambda: http.reserve(endpoint)
 
         self.crossref: Batcher[str, DoiAnswer] = Batcher(
             size=CROSSREF_BATCH, ask_many=sources.crossref.by_dois,

@@ -36,6 +36,10 @@ RANK: ContextVar[int] = ContextVar("citelsp_request_rank", default=sys.maxsize)
 """The rank of the reference a request is made for: lower was asked for earlier (nearer the
 cursor). The engine sets it per resolution; a slot goes to the lowest rank waiting."""
 
+RESERVED: ContextVar[Origin | None] = ContextVar("citelsp_reserved_slot", default=None)
+"""An origin whose slot the current task already holds (``Pacer.reserve``): its next request
+there goes without waiting again."""
+
 DEFAULT_INTERVAL_S = 0.2
 """For origins no endpoint names (doi.org's content-negotiation targets): doi.org's pacing."""
 QUIET_PERIOD_S = 10.0
@@ -170,12 +174,21 @@ class Pacer:
         state.next_at = max(state.next_at,
                             self._clock() + self.interval(origin) * self._margin)
 
-    async def ready(self, origin: Origin) -> None:
-        """Return once a request to ``origin`` could be sent without waiting (reserving nothing):
-        a batch gathers what arrives until its request can actually go."""
-        state = self._state(origin)
-        while (delay := state.next_at - self._clock()) > 0:
-            await self._sleep(delay)
+    async def reserve(self, origin: Origin) -> None:
+        """Take the origin's next slot as an urgent caller and mark it held (``RESERVED``) for
+        the request this task sends next. A batch reserves first and takes its keys after, so
+        what arrives while it waits still joins it, and paced single lookups of less urgent
+        references cannot take every slot from it."""
+        await self.wait(origin, urgent=True)
+        RESERVED.set(origin)
+
+    @staticmethod
+    def holds(origin: Origin) -> bool:
+        """Whether this task holds a reserved slot at ``origin``; taking it clears the mark."""
+        if RESERVED.get() != origin:
+            return False
+        RESERVED.set(None)
+        return True
 
     def hold(self, origin: Origin, seconds: float) -> None:
         """Keep every caller away from ``origin`` for ``seconds`` from now; a pause longer
