@@ -244,3 +244,23 @@ async def test_the_next_slot_counts_from_the_actual_send():
     await pacer.wait(CROSSREF)
     assert fake.sleeps == [pytest.approx(1.0)]
     assert fake.now == pytest.approx(51.4)
+
+
+async def test_the_next_interval_counts_from_when_the_request_was_written(api_server, tmp_path):
+    """A request held back after its slot (a slow connect, a busy loop) moves the next slot."""
+    from citelsp.resolution.http import HttpClient
+
+    written: list[float] = []
+
+    class Recording(Pacer):
+        def sent(self, origin) -> None:
+            written.append(time.monotonic())
+            super().sent(origin)
+
+    settings = api_server.settings(cache_dir=tmp_path / "cache", use_cache=False)
+    client = HttpClient(settings, pacer=Recording({}))
+    try:
+        await client.get("crossref", "/works/10.1000/none")
+    finally:
+        await client.aclose()
+    assert len(written) == 1, "when the headers were written (the slot set it before)"

@@ -14,7 +14,7 @@ import ipaddress
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -277,8 +277,8 @@ class HttpClient:
                 self._with_query_key(url, endpoint) if keyed else url,
                 headers=self._headers(endpoint, keyed, accept, headers, body is not None),
                 content=body,
+                extensions={"trace": self._departure(origin)},
             )
-            self._pacer.sent(origin)
             result = await self._send(request, accept)
             if not isinstance(result, _Redirect):
                 return result
@@ -289,6 +289,15 @@ class HttpClient:
             if result.status == 303 or (result.status in (301, 302) and method == "POST"):
                 method, body = "GET", None
         return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
+
+    def _departure(self, origin: Origin) -> Callable[[str, dict], Awaitable[None]]:
+        """httpcore's trace hook: the interval to the next request counts from the moment
+        this one's headers are written, not from its slot (a connect or a busy event loop may
+        hold it back, and the service counts arrivals)."""
+        async def trace(event: str, _info: dict) -> None:
+            if event.endswith("send_request_headers.started"):
+                self._pacer.sent(origin)
+        return trace
 
     async def _send(
         self, request: httpx.Request, accept: str | None
