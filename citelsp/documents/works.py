@@ -166,9 +166,20 @@ def _names_proceedings(text: str) -> bool:
     return "proceedings" in words or "proc" in words
 
 
+_CLAIM_HINTS = ("rxiv", "corr", "ssrn", "preprint", "research", "osf", "proc")
+"""Every preprint server's name and "proceedings"/"proc" contain one of these: a field that
+contains none, braces aside, is not decoded to look for them (a long note took milliseconds)."""
+_NO_BRACES = str.maketrans("", "", "{}")
+
+
+def _may_claim(text: str) -> bool:
+    folded = text.casefold().translate(_NO_BRACES)
+    return any(hint in folded for hint in _CLAIM_HINTS)
+
+
 def _claims(ref: Entry) -> tuple[bool, bool]:
     """(names a preprint server, names proceedings) from the fields as written."""
-    texts = [v for name in _NAMING_FIELDS if (v := ref.value(name))]
+    texts = [v for name in _NAMING_FIELDS if (v := ref.value(name)) and _may_claim(v)]
     preprint = any(is_preprint_venue(latex_decode(t)) for t in texts)
     eprint = ref.value("eprint")
     if not preprint and eprint and _ARXIV_ID.match(unescape(eprint)):
