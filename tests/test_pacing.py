@@ -264,3 +264,21 @@ async def test_the_next_interval_counts_from_when_the_request_was_written(api_se
     finally:
         await client.aclose()
     assert len(written) == 1, "when the headers were written (the slot set it before)"
+
+
+async def test_a_reservation_ends_with_the_request_even_one_refused_before_it_went(
+        api_server, tmp_path):
+    """A batch refused before it was sent must not hand its slot to every fallback lookup."""
+    from citelsp.resolution.http import HttpClient
+    from citelsp.resolution.pacing import RESERVED
+
+    settings = api_server.settings(cache_dir=tmp_path / "cache", use_cache=False)
+    client = HttpClient(settings)
+    try:
+        await client.reserve("crossref")
+        assert RESERVED.get() is not None
+        refused = await client.get("crossref", "/works/10.1234/../../admin")
+        assert "dot segment" in refused.reason
+        assert RESERVED.get() is None
+    finally:
+        await client.aclose()

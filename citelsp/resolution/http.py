@@ -205,6 +205,11 @@ class HttpClient:
                                               urgent)
         except Exception as exc:  # the last guard: callers must never see an exception
             result = Unreachable(f"internal error in the HTTP client ({type(exc).__name__})")
+        finally:
+            # A reserved slot is for one request: one refused before it was sent must not
+            # leave it to the single lookups a failed batch falls back to (they copy this
+            # task's context, and each would skip the pacer).
+            self._pacer.release()
         if isinstance(result, Unreachable):
             result = Unreachable(self._scrub(result.reason))
             log.debug("%s %s: unreachable: %s", method, endpoint, result.reason)

@@ -184,6 +184,11 @@ class Pacer:
         RESERVED.set(origin)
 
     @staticmethod
+    def release() -> None:
+        """Drop this task's reservation, used or not."""
+        RESERVED.set(None)
+
+    @staticmethod
     def holds(origin: Origin) -> bool:
         """Whether this task holds a reserved slot at ``origin``; taking it clears the mark."""
         if RESERVED.get() != origin:
