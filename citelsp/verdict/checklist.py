@@ -24,19 +24,6 @@ from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.reasons import REASONS, priority_rank
 from citelsp.verdict.reduce import Verdict, reduce_lookup_verified
 
-ARTICLE_TYPES = frozenset(
-    {
-        "article",
-        "inproceedings",
-        "conference",
-        "article-journal",
-        "article-magazine",
-        "article-newspaper",
-        "paper-conference",
-    }
-)
-"""BibTeX and CSL types of journal articles and proceedings papers (NOT_FOUND_IN_INDEXES)."""
-
 _VERSION = re.compile(r"v\d+$")
 _RECORD_PREFERENCE = ("crossref", "datacite", "openalex", "semantic_scholar", "arxiv")
 _PENDING = "pending human check"
