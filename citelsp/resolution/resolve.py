@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from citelsp import links
 from citelsp.documents.model import Reference, Work
@@ -103,16 +104,14 @@ class _Run:
             self.incomplete = True
         return asked
 
-    async def together(self, *steps: Coroutine[None, None, None]) -> None:
+    async def together(self, *steps: Coroutine[Any, Any, Any]) -> list[Any]:
         """Run ``steps`` concurrently; offline, in order. Offline nothing waits (answers come
         from the cache), so each concurrent step would run to its end in turn anyway: in
         order gives the same outcomes without a task and an event-loop turn per step, which
         a cached reopen of a large library would pay for every reference."""
         if self.ctx.offline:
-            for step in steps:
-                await step
-        else:
-            await asyncio.gather(*steps)
+            return [await step for step in steps]
+        return list(await asyncio.gather(*steps))
 
     def set(self, resolver: str, status: str, queried_by: str | None, summary: str,
             asked: Asked | None = None, **extra) -> Outcome:
@@ -269,7 +268,7 @@ class _Run:
             first.append(self.doi_lookup("openalex", doi))
         await self.together(*first)
         if not self.ctx.triangulate:
-            if self.matched() is not None or await self.refuted_by_handle_searching(doi):
+            if self.matched() is not None or await self.refuted_by_handle(doi):
                 return await self.settle_existence(doi)
             if "openalex" not in self.outcomes:
                 await self.doi_lookup("openalex", doi)
@@ -289,40 +288,23 @@ class _Run:
         """Whether the cited DOI is already refuted, or the registering source has no record
         of it and the Handle System says it does not exist (then no other index is asked:
         their answers cannot change a P0). The Handle answer is remembered for
-        ``settle_existence``."""
+        ``settle_existence``. The OpenAlex title search a refuted DOI still gets (its near
+        matches become "did you mean") goes beside the Handle check, not after it: the P0 of
+        an invented DOI comes one round trip sooner."""
         if self.refuted():
             return True
         auth = self.outcomes.get(self.authoritative or "")
         if auth is None or auth.details.get("answer") != "not_found":
             return False
         source = self.ctx.sources.doi_registry
-        handle = await self.ask("doi_registry", "handle", doi.value,
-                                lambda: source.handle(doi.value))
-        return isinstance(handle.answer, Handle) and not handle.answer.exists
-
-    async def refuted_by_handle_searching(self, doi: Identifier) -> bool:
-        """``refuted_by_handle``, with the OpenAlex title search that a refuted DOI still gets
-        (its near matches become "did you mean") sent beside the Handle check rather than
-        after it: the P0 of an invented DOI comes one round trip sooner."""
+        check = self.ask("doi_registry", "handle", doi.value, lambda: source.handle(doi.value))
         title = self.work.title
-        auth = self.outcomes.get(self.authoritative or "")
-        if (not title or self.refuted() or "openalex" in self.outcomes
-                or auth is None or auth.details.get("answer") != "not_found"):
-            return await self.refuted_by_handle(doi)  # no Handle request, or no search
-        refuted: list[bool] = []
-
-        async def check() -> None:
-            refuted.append(await self.refuted_by_handle(doi))
-
-        query = " ".join(title.split())
-        source = self.ctx.sources.openalex
-        await self.together(check(), self._prefetch("openalex", "title", query.casefold(),
-                                                    lambda: source.search_title(query)))
-        return refuted[0]
-
-    async def _prefetch(self, resolver: str, form: str, query: str,
-                        call: Callable[[], Awaitable[Answer]]) -> None:
-        await self.ask(resolver, form, query, call)
+        if title and "openalex" not in self.outcomes:
+            handle, _search = await self.together(
+                check, self.ask_title("openalex", " ".join(title.split())))
+        else:
+            handle = await check
+        return isinstance(handle.answer, Handle) and not handle.answer.exists
 
     def refuted(self) -> bool:
         return any(o.refutes_identifier for o in self.outcomes.values())
@@ -500,11 +482,14 @@ class _Run:
         return current is None or not (current.refutes_identifier or current.status == "skipped"
                                        and not current.details.get("searchable"))
 
-    async def title_search(self, resolver: str, title: str, previous: Outcome | None) -> None:
+    def ask_title(self, resolver: str, query: str) -> Coroutine[Any, Any, Asked]:
+        """The title search of ``query`` (whitespace collapsed) at ``resolver``, once per run."""
         source = getattr(self.ctx.sources, resolver)
+        return self.ask(resolver, "title", query.casefold(), lambda: source.search_title(query))
+
+    async def title_search(self, resolver: str, title: str, previous: Outcome | None) -> None:
         query = " ".join(title.split())
-        asked = await self.ask(resolver, "title", query.casefold(),
-                               lambda: source.search_title(query))
+        asked = await self.ask_title(resolver, query)
         label = LABELS[resolver]
         answer = asked.answer
         before = f"{previous.summary}; " if previous is not None and previous.status != "skipped" \
