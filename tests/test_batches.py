@@ -158,8 +158,10 @@ async def test_a_failed_batch_falls_back_to_single_lookups(sources, api_server: 
     assert paths[0] == "/works" and len(paths) == 1 + len(CROSSREF_DOIS)
 
 
-async def test_batches_keep_the_order_keys_were_asked_in():
-    sent: list[list[int]] = []
+def echoing() -> tuple[list[list], dict]:
+    """What each request carried, and the ``ask_many``/``ask_one`` of a batcher that answers
+    every key with itself."""
+    sent: list[list] = []
 
     async def many(keys):
         sent.append(keys)
@@ -169,24 +171,19 @@ async def test_batches_keep_the_order_keys_were_asked_in():
         sent.append([key])
         return key
 
-    batcher: Batcher[int, int] = Batcher(size=3, ask_many=many, ask_one=one)
+    return sent, {"ask_many": many, "ask_one": one}
+
+
+async def test_batches_keep_the_order_keys_were_asked_in():
+    sent, asks = echoing()
+    batcher: Batcher[int, int] = Batcher(size=3, **asks)
     assert await asyncio.gather(*(batcher.ask(k) for k in range(7))) == list(range(7))
     assert sent == [[0, 1, 2], [3, 4, 5], [6]]
 
 
 async def test_conflicting_keys_never_share_a_batch():
-    sent: list[list[str]] = []
-
-    async def many(keys):
-        sent.append(keys)
-        return {k: k for k in keys}
-
-    async def one(key):
-        sent.append([key])
-        return key
-
-    batcher: Batcher[str, str] = Batcher(size=10, ask_many=many, ask_one=one,
-                                         conflicts=lambda k: k.split("v")[0])
+    sent, asks = echoing()
+    batcher: Batcher[str, str] = Batcher(size=10, conflicts=lambda k: k.split("v")[0], **asks)
     await asyncio.gather(*(batcher.ask(k) for k in ("1605.08386v1", "1605.08386v2", "1111.2011")))
     assert sent == [["1605.08386v1", "1111.2011"], ["1605.08386v2"]]
 
