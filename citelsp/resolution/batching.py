@@ -37,18 +37,18 @@ class Batcher(Generic[K, A]):
         size: int,
         ask_many: Callable[[list[K]], Awaitable[Mapping[K, A] | object]],
         ask_one: Callable[[K], Awaitable[A]],
-        ready: Callable[[], Awaitable[None]] | None = None,
+        reserve: Callable[[], Awaitable[None]] | None = None,
         batchable: Callable[[K], bool] = lambda _key: True,
         window_s: float = WINDOW_S,
         conflicts: Callable[[K], Hashable] | None = None,
     ) -> None:
-        """``ready`` returns once the origin's next paced slot is held for the request this
+        """``reserve`` returns once the origin's next paced slot is held for the request this
         task sends next; ``conflicts`` names keys that may not share a batch (two versions of
         one arXiv id)."""
         self.size = max(1, size)
         self._ask_many = ask_many
         self._ask_one = ask_one
-        self._ready = ready
+        self._reserve = reserve
         self._batchable = batchable
         self._window = window_s
         self._conflicts = conflicts
@@ -94,8 +94,8 @@ class Batcher(Generic[K, A]):
                 self._full.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._full.wait(), self._window)
-            if self._ready is not None:
-                await self._ready()
+            if self._reserve is not None:
+                await self._reserve()
             batch = self._take()
             if batch:
                 self._spawn(self._send(batch))

@@ -43,27 +43,27 @@ class Lookups:
     """One batcher per source and kind of identifier, shared by every reference of an engine."""
 
     def __init__(self, sources: Sources, http: HttpClient) -> None:
-        def ready(endpoint: str) -> Callable[[], object]:
+        def reserve(endpoint: str) -> Callable[[], object]:
             return lambda: http.reserve(endpoint)
 
         self.crossref: Batcher[str, DoiAnswer] = Batcher(
             size=CROSSREF_BATCH, ask_many=sources.crossref.by_dois,
-            ask_one=sources.crossref.by_doi, ready=ready("crossref"),
+            ask_one=sources.crossref.by_doi, reserve=reserve("crossref"),
             batchable=crossref.batchable)
         self.openalex: Batcher[str, DoiAnswer] = Batcher(
             size=OPENALEX_BATCH, ask_many=sources.openalex.by_dois,
-            ask_one=sources.openalex.by_doi, ready=ready("openalex"),
+            ask_one=sources.openalex.by_doi, reserve=reserve("openalex"),
             batchable=openalex.batchable)
         self.semantic_scholar: Batcher[str, DoiAnswer] = Batcher(
             size=SEMANTIC_SCHOLAR_BATCH, ask_many=sources.semantic_scholar.by_ids,
-            ask_one=sources.semantic_scholar.by_id, ready=ready("semantic_scholar"))
+            ask_one=sources.semantic_scholar.by_id, reserve=reserve("semantic_scholar"))
         self.arxiv: Batcher[str, Found | NotFound | Malformed | Unreachable] = Batcher(
             size=ARXIV_BATCH, ask_many=sources.arxiv.by_arxiv_ids,
-            ask_one=sources.arxiv.by_arxiv_id, ready=ready("arxiv"),
+            ask_one=sources.arxiv.by_arxiv_id, reserve=reserve("arxiv"),
             conflicts=lambda arxiv_id: base_id(arxiv_id).lower())
         self.agency: Batcher[str, Agency | Unreachable] = Batcher(
             size=DOI_RA_BATCH, ask_many=sources.doi_registry.agencies,
-            ask_one=sources.doi_registry.agency, ready=ready("doi_registry"))
+            ask_one=sources.doi_registry.agency, reserve=reserve("doi_registry"))
         self._datacite = sources.datacite
 
     async def by_doi(self, resolver: str, doi: str) -> DoiAnswer:
