@@ -166,9 +166,10 @@ def _names_proceedings(text: str) -> bool:
     return "proceedings" in words or "proc" in words
 
 
-_CLAIM_HINTS = ("rxiv", "corr", "ssrn", "preprint", "research", "osf", "proc")
-"""Every preprint server's name and "proceedings"/"proc" contain one of these: a field that
-contains none, braces aside, is not decoded to look for them (a long note took milliseconds)."""
+_CLAIM_HINTS = tuple(sorted({name.split()[0] for name in PREPRINT_SERVERS} | {"proc"}))
+"""A field that names a preprint server or proceedings contains the server's first word or
+"proc": one that contains none, braces aside, is not decoded to look (a long note took
+milliseconds)."""
 _NO_BRACES = str.maketrans("", "", "{}")
 
 
@@ -213,6 +214,8 @@ as long as they like."""
 
 def oversized(name: str, value: str) -> bool:
     """Whether a field citelsp reads is too long to be read (see ``MAX_FIELD_CHARS``)."""
+    if len(value) <= MAX_FIELD_CHARS:  # nearly every value: no name lookup
+        return False
     name = name.lower()
     if name not in READ_FIELDS:
         return False
