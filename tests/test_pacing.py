@@ -9,7 +9,15 @@ import time
 import pytest
 
 from citelsp.config import Endpoint, Settings
-from citelsp.resolution.pacing import DEFAULT_INTERVAL_S, MAX_HOLD_S, RANK, Pacer, origin_of
+from citelsp.resolution.http import HttpClient
+from citelsp.resolution.pacing import (
+    DEFAULT_INTERVAL_S,
+    MAX_HOLD_S,
+    RANK,
+    RESERVED,
+    Pacer,
+    origin_of,
+)
 
 CROSSREF = origin_of("https://api.crossref.org")
 ARXIV = origin_of("https://export.arxiv.org/api/query")
@@ -248,8 +256,6 @@ async def test_the_next_slot_counts_from_the_actual_send():
 
 async def test_the_next_interval_counts_from_when_the_request_was_written(api_server, tmp_path):
     """A request held back after its slot (a slow connect, a busy loop) moves the next slot."""
-    from citelsp.resolution.http import HttpClient
-
     written: list[float] = []
 
     class Recording(Pacer):
@@ -269,9 +275,6 @@ async def test_the_next_interval_counts_from_when_the_request_was_written(api_se
 async def test_a_reservation_ends_with_the_request_even_one_refused_before_it_went(
         api_server, tmp_path):
     """A batch refused before it was sent must not hand its slot to every fallback lookup."""
-    from citelsp.resolution.http import HttpClient
-    from citelsp.resolution.pacing import RESERVED
-
     settings = api_server.settings(cache_dir=tmp_path / "cache", use_cache=False)
     client = HttpClient(settings)
     try:
