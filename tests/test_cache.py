@@ -367,6 +367,46 @@ def test_a_read_only_database_is_read_not_rebuilt(tmp_path, clock):
     assert (directory / "cache.db").read_bytes() == before
 
 
+def test_a_pass_answers_misses_without_asking_sqlite(cache, monkeypatch):
+    cache.put("crossref", "doi", "10.1/known", NotFound())
+    asked: list[str] = []
+    store = cache._cache
+    monkeypatch.setattr(store, "get", lambda key, *a, **k: asked.append(key) or None)
+    with cache.pass_over():
+        assert cache.get("crossref", "doi", "10.1/absent") is None
+        assert asked == []  # not stored when the pass began: no query
+        cache.get("crossref", "doi", "10.1/KNOWN ")  # the same normalized key is asked for
+        assert len(asked) == 1
+        cache.put("crossref", "doi", "10.1/later", NotFound())  # stored during the pass
+        cache.get("crossref", "doi", "10.1/later")
+        assert len(asked) == 2
+    cache.get("crossref", "doi", "10.1/absent")  # after the pass every key is asked for
+    assert len(asked) == 3
+
+
+def test_a_pass_over_a_read_only_database_still_finds_its_answers(tmp_path, clock):
+    directory = tmp_path / "cache"
+    filled(directory, clock)
+    with immutable(directory):
+        answers = AnswerCache(directory, clock=clock)
+        assert type(answers._cache).__name__ == "ReadOnlyStore"
+        with answers.pass_over():
+            assert answers.get("crossref", "doi", "10.1/3").answer == Found((RECORD,))
+            assert answers.get("crossref", "doi", "10.1/absent") is None
+        answers.close()
+
+
+def test_a_pass_whose_listing_fails_asks_for_every_key(cache, monkeypatch):
+    cache.put("crossref", "doi", "10.1/known", NotFound())
+
+    def broken():
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(cache._cache, "iterkeys", broken)
+    with cache.pass_over():
+        assert cache.get("crossref", "doi", "10.1/known").answer == NotFound()
+
+
 def test_a_read_only_directory_is_read_not_rebuilt(tmp_path, clock):
     directory = tmp_path / "cache"
     filled(directory, clock)

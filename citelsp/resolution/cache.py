@@ -9,11 +9,12 @@ a lock or a read-only file or directory leaves the cache read-only or off (cache
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,13 +74,36 @@ class AnswerCache:
         self._stale_days = stale_days
         self._clock = clock
         self._cache: diskcache.Cache | cache_file.ReadOnlyStore | None = self._open()
+        self._present: set[str] | None = None
+        """The keys stored when a ``pass_over`` began (and those stored since)."""
+
+    @contextlib.contextmanager
+    def pass_over(self) -> Iterator[None]:
+        """Within this block a key that was not stored when it began is a miss without a
+        query: a pass over a library that is mostly not cached (offline, or opened for the
+        first time) asked SQLite 27,000 times for 11,000 references. An answer another
+        process stores meanwhile is missed, and looked up again as if it were not cached."""
+        if self._cache is None:
+            yield
+            return
+        try:
+            self._present = set(self._cache.iterkeys())
+        except Exception as exc:  # then every key is asked for, as outside a pass
+            self._failed("listing", exc)
+        try:
+            yield
+        finally:
+            self._present = None
 
     def get(self, resolver: str, form: str, query: str) -> CachedAnswer | None:
         """The stored answer; ``None`` when absent, expired, of another version or unreadable."""
         if self._cache is None:
             return None
+        key = self._key(resolver, form, query)
+        if self._present is not None and key not in self._present:
+            return None
         try:
-            raw = self._cache.get(self._key(resolver, form, query))
+            raw = self._cache.get(key)
         except Exception as exc:  # a cache failure is a miss, never an error
             self._failed("read", exc)
             return None
@@ -121,7 +145,10 @@ class AnswerCache:
                     "answer": _encode(answer),
                 }
             )
-            self._cache.set(self._key(resolver, form, query), value, expire=ttl_s)
+            key = self._key(resolver, form, query)
+            self._cache.set(key, value, expire=ttl_s)
+            if self._present is not None:
+                self._present.add(key)
         except Exception as exc:  # a cache failure must not stop a verification
             self._failed("write", exc)
 

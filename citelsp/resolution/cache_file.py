@@ -18,6 +18,7 @@ import os
 import sqlite3
 import stat
 import uuid
+from collections.abc import Iterator
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,11 @@ class ReadOnlyStore:
             "SELECT value FROM Cache WHERE key = ? AND raw = 1", (key,)
         ).fetchone()
         return row[0] if row is not None and isinstance(row[0], str) else None
+
+    def iterkeys(self) -> Iterator[str]:
+        for (key,) in self._con.execute("SELECT key FROM Cache WHERE raw = 1"):
+            if isinstance(key, str):
+                yield key
 
     def set(self, key: str, value: str, expire: float | None = None) -> None:
         """Ignored: the database is read-only or held by another process."""

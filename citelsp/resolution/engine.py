@@ -12,9 +12,10 @@ service still sees requests at the interval it asks for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -118,6 +119,16 @@ class Engine:
     def _forget(self, key: tuple[str, bool], shared: _Shared) -> None:
         if self._inflight.get(key) is shared:
             del self._inflight[key]
+
+    @contextlib.contextmanager
+    def cached_pass(self) -> Iterator[None]:
+        """A pass of ``from_cache`` over many references: keys not cached when it began are
+        misses without a database query (``AnswerCache.pass_over``)."""
+        if self.cache is None:
+            yield
+            return
+        with self.cache.pass_over():
+            yield
 
     async def from_cache(self, ref: Reference) -> Resolution:
         """The resolution from cached answers alone; ``complete`` is False when it needed an

@@ -214,7 +214,8 @@ class Verifier:
             self._tell(f"citelsp: the network is down ({why}) — offline: local checks and "
                        "cached answers only")
         if self.offline:
-            resolutions = [await engine.from_cache(r) for _, r in todo]
+            with engine.cached_pass():
+                resolutions = [await engine.from_cache(r) for _, r in todo]
         else:
             self.listener.begin(len(todo))
             resolutions = await engine.resolve_all([r for _, r in todo], refresh=refresh,
