@@ -159,9 +159,11 @@ class _Run:
             await chinese.check_identifier()
             await self.title_searches()
             await chinese.check_coordinates()
+        matched, refuted = self.matched(), self.refuted()
         for name in RESOLVERS:
-            self.skip(name, self.not_asked_reason(name))
-        if self.matched() is None:
+            if name not in self.outcomes:
+                self.skip(name, self.not_asked_reason(name, matched, refuted))
+        if matched is None:
             self.find_near_matches()
         return self.resolution()
 
@@ -177,10 +179,10 @@ class _Run:
                     f"no exact title among {len(candidates)} candidates",
                     f"no exact title; closest: {_quote(near[0].title)}")
 
-    def not_asked_reason(self, name: str) -> str:
-        if (m := self.matched()) is not None:
-            return f"not needed: matched by {LABELS[m.resolver]}"
-        if self.refuted() and name in TITLE_SEARCHERS:
+    def not_asked_reason(self, name: str, matched: Outcome | None, refuted: bool) -> str:
+        if matched is not None:
+            return f"not needed: matched by {LABELS[matched.resolver]}"
+        if refuted and name in TITLE_SEARCHERS:
             return "not needed: the cited identifier is refuted"
         if name == "arxiv":
             return "not asked: no arXiv id"
