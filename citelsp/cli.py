@@ -297,7 +297,8 @@ def check(ns: argparse.Namespace) -> int:
         sys.stdout.write(text_report.render(snapshot, locations=ns.locations, color=color))
     else:
         if ns.format == "json":  # written as it is built: a large library is not held twice
-            sys.stdout.writelines(json_report.chunks(snapshot))
+            sys.stdout.flush()
+            sys.stdout.buffer.writelines(json_report.chunks(snapshot))
         else:
             sys.stdout.write(RENDERERS[ns.format](snapshot))
         if not ns.quiet:

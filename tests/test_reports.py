@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import jsonschema
 import pytest
 
+from citelsp.reports.json import _encode
 from tests.apiserver import ApiServer
 from tests.test_check_e2e import BIB, SCHEMAS, assert_valid_report, run_cli, schema, start_server
 
@@ -132,3 +133,12 @@ def test_checklist_items_as_json_are_their_fields():
                          [{"resolver": "crossref", "status": "unmatched"}], ["https://doi.org/x"],
                          "search", other_reasons=["GENERIC_TITLE"], message="m")
     assert item.to_dict() == dataclasses.asdict(item)
+
+
+def test_a_record_with_a_lone_surrogate_is_written_escaped():
+    """An API may send ``\\ud800`` in a title: not UTF-8, so that record is escaped."""
+    assert json.loads(_encode({"title": "caf\u00e9"})) == {"title": "caf\u00e9"}
+    assert _encode({"title": "caf\u00e9"}) == '{"title":"caf\u00e9"}'.encode()
+    escaped = _encode({"title": "a\ud800b"})
+    assert escaped == b'{"title": "a\\ud800b"}'
+    assert json.loads(escaped) == {"title": "a\ud800b"}

@@ -9,10 +9,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+import orjson
+
 from citelsp.reports.rows import SEVERITY_NAME, Row, rows
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+def _encode(item: object) -> bytes:
+    """UTF-8 JSON, by orjson: ``json`` took a second over the 45 MB report of a 10 MB
+    library. A lone surrogate (which an API record may carry) is not UTF-8: that record is
+    written with ``\\u`` escapes instead."""
+    try:
+        return orjson.dumps(item)
+    except orjson.JSONEncodeError:
+        return json.dumps(item, ensure_ascii=True).encode("ascii")
 
 
 def outcome_dict(outcome) -> dict:
@@ -69,30 +79,29 @@ def _diagnostic(row: Row) -> dict:
     }
 
 
-def chunks(snapshot: Snapshot) -> Iterator[str]:
-    """The report in pieces, one record a line: written as it is built (a library of 10,000
-    entries is never held twice in memory) and encoded by ``json``'s C encoder, which
-    indentation would turn off."""
-    yield "{"
+def chunks(snapshot: Snapshot) -> Iterator[bytes]:
+    """The report in UTF-8 pieces, one record a line: written as it is built (a library of
+    10,000 entries is never held twice in memory)."""
+    yield b"{"
     for n, (name, items) in enumerate(sections(snapshot).items()):
-        yield ("\n" if n == 0 else ",\n") + f'  "{name}": ['
-        yield from _records(items, "    ")
-        yield "]"
-    yield "\n}\n"
+        yield (b"\n" if n == 0 else b",\n") + f'  "{name}": ['.encode()
+        yield from _records(items, b"    ")
+        yield b"]"
+    yield b"\n}\n"
 
 
-def _records(items: Iterable[object], indent: str) -> Iterator[str]:
+def _records(items: Iterable[object], indent: bytes) -> Iterator[bytes]:
     empty = True
     for item in items:
-        yield ("\n" if empty else ",\n") + indent + _encode(item)
+        yield (b"\n" if empty else b",\n") + indent + _encode(item)
         empty = False
     if not empty:
-        yield "\n" + indent[:-2]
+        yield b"\n" + indent[:-2]
 
 
 def render(snapshot: Snapshot) -> str:
-    return "".join(chunks(snapshot))
+    return b"".join(chunks(snapshot)).decode()
 
 
 def render_ars(snapshot: Snapshot) -> str:
-    return "[" + "".join(_records(snapshot.summaries(), "  ")) + "]\n"
+    return (b"[" + b"".join(_records(snapshot.summaries(), b"  ")) + b"]\n").decode()
