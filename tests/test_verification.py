@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from citelsp.documents.bibtex import parse_bibtex
@@ -23,6 +24,10 @@ class CachedOnly:
     def __init__(self, clock: Clock, seconds: float) -> None:
         self.clock = clock
         self.seconds = seconds
+
+    @contextlib.contextmanager
+    def cached_pass(self):
+        yield
 
     async def from_cache(self, ref):
         self.clock.now += self.seconds

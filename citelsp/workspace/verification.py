@@ -152,6 +152,24 @@ class Verifier:
         for identity, task in list(self._running.items()):
             if identity not in ordered:
                 task.cancel()
+        with engine.cached_pass():  # a library opened for the first time: misses cost nothing
+            fresh_cached = await self._cached_pass(engine, ordered)
+        if fresh_cached is None:
+            return  # reconfigured or shut down meanwhile
+        # Most urgent first: the queue follows the order of this request.
+        self._queue = [(rank, next(self._seq), identity, identity in self._refresh)
+                       for rank, identity in enumerate(i for i in ordered if i in self._queued)]
+        self._queue += [(-1, next(self._seq), i, True) for i in self._refresh
+                        if i in self._queued and i not in ordered]
+        heapq.heapify(self._queue)
+        if fresh_cached:
+            self.listener.results_arrived(True)  # the cached pass is over: show it now
+        self._say_status(ordered)
+        self._start()
+
+    async def _cached_pass(self, engine: Engine, ordered: dict[str, Reference]) -> bool | None:
+        """Answer from the cache what it can, queue the rest; whether cached verdicts came
+        in since they were last shown (None when the engine changed meanwhile)."""
         fresh_cached = False
         started = shown = time.monotonic()
         for n, (identity, ref) in enumerate(ordered.items()):
@@ -160,7 +178,7 @@ class Verifier:
             if n % 10 == 0:
                 await asyncio.sleep(0)  # keep handlers and the first lookups moving
                 if self.engine is not engine:
-                    return  # reconfigured or shut down meanwhile
+                    return None
             cached = await engine.from_cache(ref)
             if cached.complete or self.offline:  # offline, an incomplete one says "not checked"
                 self.results[identity] = cached
@@ -176,16 +194,7 @@ class Verifier:
             if n < NEAR_CURSOR:  # don't keep the nearest ones waiting for the whole pass
                 heapq.heappush(self._queue, (n, next(self._seq), identity, False))
                 self._start()
-        # Most urgent first: the queue follows the order of this request.
-        self._queue = [(rank, next(self._seq), identity, identity in self._refresh)
-                       for rank, identity in enumerate(i for i in ordered if i in self._queued)]
-        self._queue += [(-1, next(self._seq), i, True) for i in self._refresh
-                        if i in self._queued and i not in ordered]
-        heapq.heapify(self._queue)
-        if fresh_cached:
-            self.listener.results_arrived(True)  # the cached pass is over: show it now
-        self._say_status(ordered)
-        self._start()
+        return fresh_cached
 
     def _say_status(self, wanted: dict[str, Reference]) -> None:
         """Offline, say how many wanted references could not be checked (once per change)."""
