@@ -15,6 +15,8 @@ from pathlib import Path
 
 import diskcache
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citelsp.documents.model import Person
 from citelsp.resolution.cache import CACHE_VERSION, AnswerCache
@@ -125,6 +127,15 @@ def test_key_is_resolver_form_and_normalized_query(cache):
     assert cache.get("crossref", "doi", "  10.1000/abc ") is not None
     assert cache.get("openalex", "doi", "10.1000/abc") is None
     assert cache.get("crossref", "title", "10.1000/abc") is None
+
+
+@given(st.text(), st.text(), st.text())
+def test_keys_are_the_json_list_older_caches_hold(resolver, form, query):
+    """The key's format is the stored data's: a change would lose every cached answer."""
+    answers = AnswerCache.__new__(AnswerCache)
+    answers._version = CACHE_VERSION
+    assert answers._key(resolver, form, query) == json.dumps(
+        [CACHE_VERSION, resolver, form, query.strip().lower()])
 
 
 def test_unreachable_is_never_stored(cache, tmp_path):

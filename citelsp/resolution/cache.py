@@ -177,8 +177,11 @@ class AnswerCache:
             self._cache = None
 
     def _key(self, resolver: str, form: str, query: str) -> str:
-        """The version is part of the key, so another version's entry is never even read."""
-        return json.dumps([self._version, resolver, form, query.strip().lower()])
+        """``json.dumps([version, resolver, form, normalized query])``, built from its parts
+        (a fifth of ``json.dumps``'s time, which an offline pass paid 27,000 times). The
+        version is part of the key, so another version's entry is never even read."""
+        return (f"[{_string(self._version)}, {_string(resolver)}, {_string(form)}, "
+                f"{_string(query.strip().lower())}]")
 
     def _open(self) -> diskcache.Cache | cache_file.ReadOnlyStore | None:
         """Our database, writable if we may, else read-only; ``None`` when it is not ours or
@@ -226,6 +229,10 @@ class AnswerCache:
             return
         self.close()
         self._cache = self._open()
+
+
+_string = json.encoder.encode_basestring_ascii
+"""A JSON string literal, as ``json.dumps`` writes it."""
 
 
 def _ttl_days(answer: Answer, kind: str | None) -> float:
