@@ -10,6 +10,7 @@ from elsewhere (an API record, a command argument) is only ever shown after ``al
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
@@ -89,8 +90,8 @@ def title_search_url(site: str, title: str) -> str:
     """A title search for a human on ``site`` (crossref, openalex, semantic_scholar or
     google_scholar); Google Scholar gets the title as a quoted phrase."""
     host, route = _SEARCHES[site]
-    query = f'"{title}"' if site == "google_scholar" else title
-    return _link(host, route + _quote_query(query))
+    query = _quote_query(title)
+    return _link(host, route + (f"%22{query}%22" if site == "google_scholar" else query))
 
 
 def allowed(url: object) -> str | None:
@@ -104,7 +105,10 @@ def allowed(url: object) -> str | None:
     return url
 
 
+@functools.lru_cache(maxsize=1024)
 def _quote_query(value: str) -> str:
+    """Remembered: a report quotes each title for several sites, and ``quote_plus`` is
+    slow on text that is not ASCII."""
     return quote_plus(value, safe="", errors="surrogatepass")
 
 
