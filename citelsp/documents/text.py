@@ -14,6 +14,8 @@ import unicodedata
 from functools import lru_cache
 
 from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latexwalker import get_default_latex_context_db
+from pylatexenc.macrospec import LatexContextDb
 
 _WS = re.compile(r"\s+")
 _LATEX_TRIGGERS = frozenset("\\{}~$")
@@ -38,6 +40,13 @@ def collapse_whitespace(s: str) -> str:
 def _latex_converter() -> LatexNodes2Text:
     """Built on first use: constructing pylatexenc's tables is slow."""
     return LatexNodes2Text(math_mode="text")
+
+
+@lru_cache(maxsize=1)
+def _parse_specs() -> LatexContextDb:
+    """pylatexenc's parser tables, built once: its parser builds them afresh on every call
+    unless given them, which took longer than most parses."""
+    return get_default_latex_context_db()
 
 
 def _dashes(s: str) -> str:
@@ -89,7 +98,9 @@ def _pylatexenc_decode(s: str) -> str:
     try:
         # A bare "%" or "&" in a field is a percent sign or an ampersand (or an HTML entity's
         # start) to its author, not a LaTeX comment or alignment tab.
-        decoded = _latex_converter().latex_to_text(_BARE_SPECIAL.sub(r"\\\g<0>", s))
+        decoded = _latex_converter().latex_to_text(
+            _BARE_SPECIAL.sub(r"\\\g<0>", s), latex_context=_parse_specs()
+        )
     except Exception:  # pylatexenc is tolerant, but a decoder must never break a parse
         decoded = _dashes(_BRACES.sub("", _ESCAPED_CHAR.sub(r"\1", s)))
     return collapse_whitespace(decoded.replace("\xa0", " "))
@@ -142,10 +153,8 @@ def _unknown_dropped(m: re.Match[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _unknown_to_pylatexenc(name: str) -> bool:
-    from pylatexenc.latex2text import get_default_latex_context_db as text_specs
-    from pylatexenc.latexwalker import get_default_latex_context_db as parse_specs
-
-    return text_specs().get_macro_spec(name) is None and parse_specs().get_macro_spec(name) is None
+    return (_latex_converter().latex_context.get_macro_spec(name) is None
+            and _parse_specs().get_macro_spec(name) is None)
 
 
 def _common_latex(s: str) -> str | None:
