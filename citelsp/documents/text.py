@@ -17,7 +17,6 @@ from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import get_default_latex_context_db
 from pylatexenc.macrospec import LatexContextDb
 
-_WS = re.compile(r"\s+")
 _LATEX_TRIGGERS = frozenset("\\{}~$")
 _BRACES = re.compile(r"[{}]")
 _ESCAPED_CHAR = re.compile(r"\\([&%$#_{}~^])")
@@ -33,7 +32,9 @@ def _only_grouping(s: str) -> bool:
 
 
 def collapse_whitespace(s: str) -> str:
-    return _WS.sub(" ", s).strip()
+    """Runs of whitespace to one space, ends stripped (``str.split`` and ``\\s`` agree on what
+    whitespace is; splitting is several times faster than a regex substitution)."""
+    return " ".join(s.split())
 
 
 @lru_cache(maxsize=1)
