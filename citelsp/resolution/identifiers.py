@@ -289,9 +289,25 @@ class _Reader:
         return None
 
 
+_REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
-    """The DOI and arXiv id a reference cites, with the problems found reading them."""
-    reader = _Reader(ref, today or date.today())
+    """The DOI and arXiv id a reference cites, with the problems found reading them.
+
+    Remembered per entry object and day: the parser keeps an unchanged entry as the same
+    object, so the checks, the identity and the resolver read each entry once."""
+    today = today or date.today()
+    known = _REMEMBERED.get(ref)
+    if known is None or known[0] != today:
+        known = _REMEMBERED[ref] = (today, _read_identifiers(ref, today))
+    return known[1]
+
+
+def _read_identifiers(ref: Reference, today: date) -> ReferenceIds:
+    reader = _Reader(ref, today)
     doi = reader.read_doi()
     arxiv = reader.read_arxiv()
     if doi is not None and (m := _ARXIV_DOI.match(doi.value)) is not None:
@@ -317,11 +333,6 @@ def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
     return ReferenceIds(doi, arxiv, tuple(reader.problems))
 
 
-_REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 _DAY: list = [0.0, None]
 """When ``_today`` last asked the clock, and its answer."""
 
@@ -335,10 +346,5 @@ def _today() -> date:
 
 
 def reference_ids(ref: Reference) -> ReferenceIds:
-    """``identifiers_of(ref)`` for today, remembered per entry object: the parser keeps an
-    unchanged entry as the same object, so checks and identities read each entry once."""
-    today = _today()
-    known = _REMEMBERED.get(ref)
-    if known is None or known[0] != today:
-        known = _REMEMBERED[ref] = (today, identifiers_of(ref, today))
-    return known[1]
+    """``identifiers_of(ref)`` for today, without asking the clock for every entry."""
+    return identifiers_of(ref, _today())
