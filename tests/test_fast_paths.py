@@ -2,8 +2,14 @@
 
 import re
 import sys
+from datetime import date
 
+import pytest
+
+from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.model import Field, Span
 from citelsp.documents.text import collapse_whitespace
+from citelsp.resolution.identifiers import _by_folded_name, identifiers_of
 
 
 def test_collapse_whitespace_splits_on_what_a_regex_calls_whitespace():
@@ -12,3 +18,24 @@ def test_collapse_whitespace_splits_on_what_a_regex_calls_whitespace():
     for c in spaces:
         s = f"{c}a{c}{c}b {c}\u200bc{c}"
         assert collapse_whitespace(s) == re.sub(r"\s+", " ", s).strip()
+
+
+@pytest.mark.parametrize(
+    "names",
+    [[], ["doi", "url"], ["DOI", "doi"], ["doi", "DOI"], ["archivepreﬁx", "archiveprefix"],
+     ["howpubliſhed"], ["issn-l", "x_1"], ["123"], ["straße", "doi"], ["Kelvin", "k"]],
+)
+def test_fields_by_folded_name_agree_with_folding_each(names):
+    fields = {name: Field(name, "v", Span(0, 1), Span(0, 1)) for name in names}
+    folded: dict = {}
+    for name, f in fields.items():
+        folded.setdefault(name.casefold(), f)
+    assert _by_folded_name(fields) == folded
+    assert list(_by_folded_name(fields)) == list(folded)
+
+
+def test_remembered_identifiers_are_read_again_for_another_day():
+    (ref,) = parse_bibtex("file:///m.bib", "@misc{k, eprint = {2512.01234}}\n").references
+    assert identifiers_of(ref, date(2025, 6, 1)).arxiv.impossible
+    assert not identifiers_of(ref, date(2026, 1, 1)).arxiv.impossible
+    assert identifiers_of(ref, date(2026, 1, 1)) is identifiers_of(ref, date(2026, 1, 1))

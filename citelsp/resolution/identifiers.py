@@ -212,13 +212,23 @@ _ARXIV_TEXT_FIELDS = ("journal", "journaltitle", "howpublished", "note", "contai
 _ARXIV_FIELDS = ("arxiv", "arxivid", "arxiv_id")
 
 
+def _by_folded_name(fields: dict[str, Field]) -> dict[str, Field]:
+    """The fields by casefolded name, the first of each name kept. Lowercase ASCII names (a
+    BibTeX entry's all are) are their own casefolds: then ``fields`` is that already."""
+    names = "".join(fields)
+    if names.isascii() and names.islower():
+        return fields
+    folded: dict[str, Field] = {}
+    for name, f in fields.items():
+        folded.setdefault(name.casefold(), f)
+    return folded
+
+
 class _Reader:
     """Collects identifiers and problems from one reference's fields, case-insensitively."""
 
     def __init__(self, ref: Reference, today: date) -> None:
-        self.fields: dict[str, Field] = {}
-        for name, f in ref.fields.items():
-            self.fields.setdefault(name.casefold(), f)
+        self.fields = _by_folded_name(ref.fields)
         self.today = today
         self.problems: list[IdentifierProblem] = []
 
