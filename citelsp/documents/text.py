@@ -129,6 +129,7 @@ _LETTER_ACCENT = re.compile(
     r"|\s+([A-Za-z])(?![\u0300-\u036f]))"
 )
 _LETTER = re.compile(r"\\(ss|ae|AE|aa|AA|oe|OE|[oOlLij])(?![^\W\d_])(?:\{\}|\s*)")
+_ELLIPSIS = re.compile(r"\\(?:ldots|dots)(?![^\W\d_])(?:\{\}|\s*)")
 _SWITCH = re.compile(r"\\(?:em|it|bf|sc|rm|tt|sl|sf)(?![^\W\d_])(?:\{\}|\s*)")
 _TEXT_COMMAND = re.compile(
     r"\\(?:emph|textbf|textit|textsc|textrm|textsl|text)(?![^\W\d_])\s*(?=\{)"
@@ -158,12 +159,18 @@ def _unknown_to_pylatexenc(name: str) -> bool:
             and _parse_specs().get_macro_spec(name) is None)
 
 
+def _quotes(s: str) -> str:
+    """TeX's quote ligatures: ``` `` ``` → “, ``''`` → ”."""
+    return s.replace("``", "\u201c").replace("''", "\u201d")
+
+
 def _common_latex(s: str) -> str | None:
     """The decoding ``_pylatexenc_decode`` gives, for text whose only commands are accents, foreign
-    letters, font switches, a few text commands, character escapes and commands pylatexenc
-    does not know (most of those that reach the parser; pylatexenc takes about a millisecond
-    a string). None for anything else: math, ``` `` ```, other commands."""
-    if "$" in s or "``" in s or "''" in s or not _PLACEHOLDERS.isdisjoint(s):
+    letters, the ellipsis, font switches, a few text commands, character escapes and commands
+    pylatexenc does not know, with quotes and dashes (most of those that reach the parser;
+    pylatexenc takes about a millisecond a string). None for anything else: math, other
+    commands."""
+    if "$" in s or not _PLACEHOLDERS.isdisjoint(s):
         return None
     if _BARE_MATH.search(s):  # pylatexenc reads a bare #, ^ or _ as TeX does
         return None
@@ -171,11 +178,14 @@ def _common_latex(s: str) -> str | None:
     t = _SYMBOL_ACCENT.sub(_accented, t)
     t = _LETTER_ACCENT.sub(_accented, t)
     t = _LETTER.sub(lambda m: _LETTERS[m.group(1)], t)
+    t, ellipses = _ELLIPSIS.subn("\u2026", t)
     t = _TEXT_COMMAND.sub("", _SWITCH.sub("", t))
     t = _SYMBOL.sub(lambda m: _SYMBOLS[m.group(1)], t)
     if "\\" in t:
         return None
-    t = _BRACES.sub("", _dashes(t)).replace("\ue000", "{").replace("\ue001", "}")
+    if (ellipses or "``" in s or "''" in s) and ("!`" in s or "?`" in s):
+        return None  # pylatexenc has always read these, with ¡ and ¿ (this path keeps !` and ?`)
+    t = _BRACES.sub("", _quotes(_dashes(t))).replace("\ue000", "{").replace("\ue001", "}")
     t = t.replace("\ue002", "")
     return collapse_whitespace(t.replace("~", " "))
 
