@@ -178,10 +178,20 @@ def _may_claim(text: str) -> bool:
     return any(hint in folded for hint in _CLAIM_HINTS)
 
 
+@lru_cache(maxsize=8192)
+def _field_claims(text: str) -> tuple[bool, bool]:
+    """(names a preprint server, names proceedings) for one field as written. Remembered:
+    a journal's name recurs in every entry of the journal."""
+    if not _may_claim(text):
+        return False, False
+    decoded = latex_decode(text)
+    return is_preprint_venue(decoded), _names_proceedings(decoded)
+
+
 def _claims(ref: Entry) -> tuple[bool, bool]:
     """(names a preprint server, names proceedings) from the fields as written."""
-    texts = [v for name in _NAMING_FIELDS if (v := ref.value(name)) and _may_claim(v)]
-    preprint = any(is_preprint_venue(latex_decode(t)) for t in texts)
+    claims = [_field_claims(v) for name in _NAMING_FIELDS if (v := ref.value(name))]
+    preprint = any(p for p, _ in claims)
     eprint = ref.value("eprint")
     if not preprint and eprint and _ARXIV_ID.match(unescape(eprint)):
         preprint = True
@@ -191,7 +201,7 @@ def _claims(ref: Entry) -> tuple[bool, bool]:
     doi = ref.value("doi")
     if not preprint and doi and is_preprint_doi(unescape(doi)):
         preprint = True
-    return preprint, any(_names_proceedings(latex_decode(t)) for t in texts)
+    return preprint, any(q for _, q in claims)
 
 
 MAX_FIELD_CHARS = 10_000
