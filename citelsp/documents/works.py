@@ -277,10 +277,12 @@ def _bibtex_work(ref: Entry) -> Work:
     )
 
 
+@lru_cache(maxsize=65536)
 def parse_bibtex_names(value: str) -> tuple[tuple[Person, ...], bool]:
     """Split a BibTeX name list on ``and`` at brace depth 0 and parse each name.
 
-    Returns the people and whether the list ended in ``and others`` (et al.).
+    Returns the people and whether the list ended in ``and others`` (et al.). Remembered:
+    an author's entries, and the same entry in several files, repeat the list.
     """
     people: list[Person] = []
     et_al = False
