@@ -192,8 +192,8 @@ def _common_latex(s: str) -> str | None:
 
 def unescape_latex_chars(s: str) -> str:
     """Only the character escapes (``\\_`` → ``_``): for URLs and identifiers, where a full
-    decode would turn ``--`` or ``~`` into typography."""
-    return _ESCAPED_CHAR.sub(r"\1", s)
+    decode would turn ``--`` or ``~`` into typography. Most have no backslash at all."""
+    return _ESCAPED_CHAR.sub(r"\1", s) if "\\" in s else s
 
 
 # --- Titles (seed 004 §0.1, §0.12, §0.13) ---------------------------------------------------
