@@ -232,9 +232,6 @@ class _Reader:
         self.today = today
         self.problems: list[IdentifierProblem] = []
 
-    def get(self, name: str) -> Field | None:
-        return self.fields.get(name)
-
     def invalid(self, f: Field, what: str, raw: str | None = None) -> None:
         value = (raw if raw is not None else f.value).strip()
         if is_placeholder(value):
@@ -268,12 +265,12 @@ class _Reader:
         return Identifier("arxiv", base, f.name, raw, version, impossible)
 
     def read_doi(self) -> Identifier | None:
-        if (f := self.get("doi")) is not None and f.value.strip():
+        if (f := self.fields.get("doi")) is not None and f.value.strip():
             doi = None if is_placeholder(f.value) else normalize_doi(f.value)
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
             self.invalid(f, "DOI")
-        if (f := self.get("url")) is not None and (m := _DOI_URL.search(f.value)):
+        if (f := self.fields.get("url")) is not None and (m := _DOI_URL.search(f.value)):
             doi = None if is_placeholder(m.group(1)) else normalize_doi(m.group(1))
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
@@ -281,20 +278,20 @@ class _Reader:
         return None
 
     def read_arxiv(self) -> Identifier | None:
-        if (f := self.get("eprint")) is not None and f.value.strip():
-            prefix = self.get("archiveprefix") or self.get("eprinttype")
+        if (f := self.fields.get("eprint")) is not None and f.value.strip():
+            prefix = self.fields.get("archiveprefix") or self.fields.get("eprinttype")
             if prefix is not None and prefix.value.strip().casefold() == "arxiv":
                 return self.arxiv(f, f.value)
             if prefix is None and (_split_arxiv(f.value) is not None
                                    or is_placeholder(f.value)):
                 return self.arxiv(f, f.value)
         for name in _ARXIV_FIELDS:
-            if (f := self.get(name)) is not None and f.value.strip():
+            if (f := self.fields.get(name)) is not None and f.value.strip():
                 return self.arxiv(f, f.value)
         for name in _ARXIV_TEXT_FIELDS:
-            if (f := self.get(name)) is not None and (m := _ARXIV_IN_TEXT.search(f.value)):
+            if (f := self.fields.get(name)) is not None and (m := _ARXIV_IN_TEXT.search(f.value)):
                 return self.arxiv(f, m.group(1))
-        if (f := self.get("url")) is not None and (m := _ARXIV_URL.search(f.value)):
+        if (f := self.fields.get("url")) is not None and (m := _ARXIV_URL.search(f.value)):
             return self.arxiv(f, m.group(1))
         return None
 
