@@ -37,7 +37,7 @@ _ARXIV_PREFIX = re.compile(
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 _ARXIV_IN_TEXT = re.compile(r"arxiv\s*:\s*([\w./-]+)", re.IGNORECASE)
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([\w./-]+)", re.IGNORECASE)
-_DOI_URL = re.compile(r"(?:dx\.)?doi\.org/(\S+)", re.IGNORECASE)
+_DOI_URL = re.compile(r"doi\.org/(\S+)", re.IGNORECASE)  # dx.doi.org too
 
 _PLACEHOLDER = re.compile(
     r"^(?:10\.|arxiv:\s*)?(?:todo|tbd|tba|fixme|xx+|\?+|…|\.\.\.)$"  # the whole value
@@ -216,7 +216,7 @@ def _by_folded_name(fields: dict[str, Field]) -> dict[str, Field]:
     """The fields by casefolded name, the first of each name kept. Lowercase ASCII names (a
     BibTeX entry's all are) are their own casefolds: then ``fields`` is that already."""
     names = "".join(fields)
-    if names.isascii() and names.islower():
+    if names.isascii() and names == names.lower():
         return fields
     folded: dict[str, Field] = {}
     for name, f in fields.items():
