@@ -1,5 +1,6 @@
 """Shortcuts taken for speed give exactly what the longer way gives."""
 
+import json
 import re
 import sys
 from datetime import date
@@ -68,3 +69,11 @@ def test_common_latex_reads_quotes_and_ellipses_as_pylatexenc_does(examples):
 )
 def test_quotes_and_ellipses(raw, decoded):
     assert text.latex_decode(raw) == decoded
+
+
+def test_identity_json_is_json_dumps():
+    from citelsp.resolution.identity import _TO_JSON
+
+    for parts in (["", "", "", "", []], ["10.1/a\"b", "2401.1", "t\\itle\n\x00\u2028é王\ud800",
+                                         "2020", ["o'neil", "müller", "\x7f"]]):
+        assert _TO_JSON(parts) == json.dumps(parts, ensure_ascii=False, separators=(",", ":"))

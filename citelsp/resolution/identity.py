@@ -16,8 +16,9 @@ from citelsp.documents.text import fold_name, normalize_title
 from citelsp.resolution.chinese_literature import is_applicable
 from citelsp.resolution.identifiers import ReferenceIds, reference_ids
 
-_TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""``json.dumps`` with these options, without building an encoder for every entry."""
+_TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+"""``json.dumps`` with these options, without building an encoder for every entry (nor
+checking for cycles, which a fresh list of strings cannot have)."""
 
 
 def identity_of(ids: ReferenceIds, work: Work) -> str:
