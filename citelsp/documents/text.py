@@ -412,6 +412,8 @@ def comparable_title(s: str) -> str:
 
 
 def _strip_accents(s: str) -> str:
+    if s.isascii():  # nothing to decompose (most names and titles)
+        return s
     return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
 
 
