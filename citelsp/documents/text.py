@@ -159,6 +159,12 @@ def _unknown_to_pylatexenc(name: str) -> bool:
             and _parse_specs().get_macro_spec(name) is None)
 
 
+_PYLATEXENC_QUIRKS = ("!`", "?`", "\n\n")
+"""Where this path and pylatexenc differ: pylatexenc reads ``!` `` and ``?` `` as ¡ and ¿,
+and keeps a paragraph break after a command. Texts with quotes or ellipses, which only
+pylatexenc read until this path learnt them, still go to it when they contain one."""
+
+
 def _quotes(s: str) -> str:
     """TeX's quote ligatures: ``` `` ``` → “, ``''`` → ”."""
     return s.replace("``", "\u201c").replace("''", "\u201d")
@@ -183,8 +189,8 @@ def _common_latex(s: str) -> str | None:
     t = _SYMBOL.sub(lambda m: _SYMBOLS[m.group(1)], t)
     if "\\" in t:
         return None
-    if (ellipses or "``" in s or "''" in s) and ("!`" in s or "?`" in s):
-        return None  # pylatexenc has always read these, with ¡ and ¿ (this path keeps !` and ?`)
+    if (ellipses or "``" in s or "''" in s) and any(q in s for q in _PYLATEXENC_QUIRKS):
+        return None
     t = _BRACES.sub("", _quotes(_dashes(t))).replace("\ue000", "{").replace("\ue001", "}")
     t = t.replace("\ue002", "")
     return collapse_whitespace(t.replace("~", " "))
