@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
@@ -79,13 +80,19 @@ _NAMING_FIELDS = ("howpublished", "note", "journal", "journaltitle", "container-
 """Fields whose words may say the entry is a preprint or a proceedings paper."""
 
 
+class Written(Protocol):
+    """A field as written (``model.Field``)."""
+
+    @property
+    def value(self) -> str: ...
+
+
 class Entry(Protocol):
     """What ``work_of`` reads of a ``model.Reference``."""
 
     source_format: str
     csl: dict | None
-
-    def value(self, name: str) -> str | None: ...
+    fields: Mapping[str, Written]
 
 
 @dataclass(frozen=True)
@@ -178,20 +185,30 @@ def _may_claim(text: str) -> bool:
     return any(hint in folded for hint in _CLAIM_HINTS)
 
 
-def _claims(ref: Entry) -> tuple[bool, bool]:
+@lru_cache(maxsize=8192)
+def _field_claims(text: str) -> tuple[bool, bool]:
+    """(names a preprint server, names proceedings) for one field as written. Remembered:
+    a journal's name recurs in every entry of the journal."""
+    if not _may_claim(text):
+        return False, False
+    decoded = latex_decode(text)
+    return is_preprint_venue(decoded), _names_proceedings(decoded)
+
+
+def _claims(values: dict[str, str]) -> tuple[bool, bool]:
     """(names a preprint server, names proceedings) from the fields as written."""
-    texts = [v for name in _NAMING_FIELDS if (v := ref.value(name)) and _may_claim(v)]
-    preprint = any(is_preprint_venue(latex_decode(t)) for t in texts)
-    eprint = ref.value("eprint")
+    claims = [_field_claims(v) for name in _NAMING_FIELDS if (v := values.get(name))]
+    preprint = any(p for p, _ in claims)
+    eprint = values.get("eprint")
     if not preprint and eprint and _ARXIV_ID.match(unescape(eprint)):
         preprint = True
-    url = ref.value("url")
+    url = values.get("url")
     if not preprint and url and (m := _URL_HOST.match(url)):
         preprint = bool(_PREPRINT_HOSTS.match(m.group(1)))
-    doi = ref.value("doi")
+    doi = values.get("doi")
     if not preprint and doi and is_preprint_doi(unescape(doi)):
         preprint = True
-    return preprint, any(_names_proceedings(latex_decode(t)) for t in texts)
+    return preprint, any(q for _, q in claims)
 
 
 MAX_FIELD_CHARS = 10_000
@@ -224,8 +241,9 @@ def oversized(name: str, value: str) -> bool:
 
 
 def work_of(ref: Entry) -> Work:
-    preprint, proceedings = _claims(ref)
-    work = _bibtex_work(ref) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
+    values = {name: f.value for name, f in ref.fields.items()}  # each field read once
+    preprint, proceedings = _claims(values)
+    work = _bibtex_work(values) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
     if preprint or proceedings:
         work = replace(work, names_preprint=preprint, names_proceedings=proceedings)
     return work
@@ -234,43 +252,46 @@ def work_of(ref: Entry) -> Work:
 # --- BibTeX ----------------------------------------------------------------------------------
 
 
-def _bibtex_work(ref: Entry) -> Work:
-    def decoded(*names: str) -> str | None:
-        for name in names:
-            value = ref.value(name)
-            if value is not None and not oversized(name, value) and (
-                    text := latex_decode(value)):
-                return text
-        return None
-
-    author = ref.value("author") or ""
+def _bibtex_work(values: dict[str, str]) -> Work:
+    author = values.get("author") or ""
     authors, et_al = parse_bibtex_names("" if oversized("author", author) else author)
-    url = ref.value("url")
-    issn = ref.value("issn")
-    title = ref.value("title")
+    url = values.get("url")
+    issn = values.get("issn")
+    title = values.get("title")
     if title is not None and oversized("title", title):
         title = None
     return Work(
         title=plain_title(title) or None if title is not None else None,
         authors=authors,
-        year=_year(ref.value("year")) or _year(ref.value("date")),
-        venue=decoded("journal", "journaltitle", "booktitle"),
-        volume=decoded("volume"),
-        issue=decoded("number", "issue"),
-        pages=decoded("pages"),
-        publisher=decoded("publisher"),
+        year=_year(values.get("year")) or _year(values.get("date")),
+        venue=_decoded(values, "journal", "journaltitle", "booktitle"),
+        volume=_decoded(values, "volume"),
+        issue=_decoded(values, "number", "issue"),
+        pages=_decoded(values, "pages"),
+        publisher=_decoded(values, "publisher"),
         url=_bibtex_url(url) if url else None,
         issn=tuple(_ISSN_SPLIT.split(unescape(issn).strip())) if issn and issn.strip() else (),
-        language=decoded("language", "langid"),
-        manual=(decoded("citelsp") or "").casefold() == "manual",
+        language=_decoded(values, "language", "langid"),
+        manual=(_decoded(values, "citelsp") or "").casefold() == "manual",
         has_et_al=et_al,
     )
 
 
+def _decoded(values: dict[str, str], *names: str) -> str | None:
+    """The first of the fields ``names`` that decodes to some text."""
+    for name in names:
+        value = values.get(name)
+        if value is not None and not oversized(name, value) and (text := latex_decode(value)):
+            return text
+    return None
+
+
+@lru_cache(maxsize=65536)
 def parse_bibtex_names(value: str) -> tuple[tuple[Person, ...], bool]:
     """Split a BibTeX name list on ``and`` at brace depth 0 and parse each name.
 
-    Returns the people and whether the list ended in ``and others`` (et al.).
+    Returns the people and whether the list ended in ``and others`` (et al.). Remembered:
+    an author's entries, and the same entry in several files, repeat the list.
     """
     people: list[Person] = []
     et_al = False

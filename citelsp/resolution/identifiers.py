@@ -37,7 +37,7 @@ _ARXIV_PREFIX = re.compile(
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 _ARXIV_IN_TEXT = re.compile(r"arxiv\s*:\s*([\w./-]+)", re.IGNORECASE)
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([\w./-]+)", re.IGNORECASE)
-_DOI_URL = re.compile(r"(?:dx\.)?doi\.org/(\S+)", re.IGNORECASE)
+_DOI_URL = re.compile(r"doi\.org/(\S+)", re.IGNORECASE)  # dx.doi.org too
 
 _PLACEHOLDER = re.compile(
     r"^(?:10\.|arxiv:\s*)?(?:todo|tbd|tba|fixme|xx+|\?+|…|\.\.\.)$"  # the whole value
@@ -212,18 +212,25 @@ _ARXIV_TEXT_FIELDS = ("journal", "journaltitle", "howpublished", "note", "contai
 _ARXIV_FIELDS = ("arxiv", "arxivid", "arxiv_id")
 
 
+def _by_folded_name(fields: dict[str, Field]) -> dict[str, Field]:
+    """The fields by casefolded name, the first of each name kept. Lowercase ASCII names (a
+    BibTeX entry's all are) are their own casefolds: then ``fields`` is that already."""
+    names = "".join(fields)
+    if names.isascii() and names == names.lower():
+        return fields
+    folded: dict[str, Field] = {}
+    for name, f in fields.items():
+        folded.setdefault(name.casefold(), f)
+    return folded
+
+
 class _Reader:
     """Collects identifiers and problems from one reference's fields, case-insensitively."""
 
     def __init__(self, ref: Reference, today: date) -> None:
-        self.fields: dict[str, Field] = {}
-        for name, f in ref.fields.items():
-            self.fields.setdefault(name.casefold(), f)
+        self.fields = _by_folded_name(ref.fields)
         self.today = today
         self.problems: list[IdentifierProblem] = []
-
-    def get(self, name: str) -> Field | None:
-        return self.fields.get(name)
 
     def invalid(self, f: Field, what: str, raw: str | None = None) -> None:
         value = (raw if raw is not None else f.value).strip()
@@ -258,12 +265,12 @@ class _Reader:
         return Identifier("arxiv", base, f.name, raw, version, impossible)
 
     def read_doi(self) -> Identifier | None:
-        if (f := self.get("doi")) is not None and f.value.strip():
+        if (f := self.fields.get("doi")) is not None and f.value.strip():
             doi = None if is_placeholder(f.value) else normalize_doi(f.value)
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
             self.invalid(f, "DOI")
-        if (f := self.get("url")) is not None and (m := _DOI_URL.search(f.value)):
+        if (f := self.fields.get("url")) is not None and (m := _DOI_URL.search(f.value)):
             doi = None if is_placeholder(m.group(1)) else normalize_doi(m.group(1))
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
@@ -271,27 +278,43 @@ class _Reader:
         return None
 
     def read_arxiv(self) -> Identifier | None:
-        if (f := self.get("eprint")) is not None and f.value.strip():
-            prefix = self.get("archiveprefix") or self.get("eprinttype")
+        if (f := self.fields.get("eprint")) is not None and f.value.strip():
+            prefix = self.fields.get("archiveprefix") or self.fields.get("eprinttype")
             if prefix is not None and prefix.value.strip().casefold() == "arxiv":
                 return self.arxiv(f, f.value)
             if prefix is None and (_split_arxiv(f.value) is not None
                                    or is_placeholder(f.value)):
                 return self.arxiv(f, f.value)
         for name in _ARXIV_FIELDS:
-            if (f := self.get(name)) is not None and f.value.strip():
+            if (f := self.fields.get(name)) is not None and f.value.strip():
                 return self.arxiv(f, f.value)
         for name in _ARXIV_TEXT_FIELDS:
-            if (f := self.get(name)) is not None and (m := _ARXIV_IN_TEXT.search(f.value)):
+            if (f := self.fields.get(name)) is not None and (m := _ARXIV_IN_TEXT.search(f.value)):
                 return self.arxiv(f, m.group(1))
-        if (f := self.get("url")) is not None and (m := _ARXIV_URL.search(f.value)):
+        if (f := self.fields.get("url")) is not None and (m := _ARXIV_URL.search(f.value)):
             return self.arxiv(f, m.group(1))
         return None
 
 
+_REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
-    """The DOI and arXiv id a reference cites, with the problems found reading them."""
-    reader = _Reader(ref, today or date.today())
+    """The DOI and arXiv id a reference cites, with the problems found reading them.
+
+    Remembered per entry object and day: the parser keeps an unchanged entry as the same
+    object, so the checks, the identity and the resolver read each entry once."""
+    today = today or date.today()
+    known = _REMEMBERED.get(ref)
+    if known is None or known[0] != today:
+        known = _REMEMBERED[ref] = (today, _read_identifiers(ref, today))
+    return known[1]
+
+
+def _read_identifiers(ref: Reference, today: date) -> ReferenceIds:
+    reader = _Reader(ref, today)
     doi = reader.read_doi()
     arxiv = reader.read_arxiv()
     if doi is not None and (m := _ARXIV_DOI.match(doi.value)) is not None:
@@ -317,11 +340,6 @@ def identifiers_of(ref: Reference, today: date | None = None) -> ReferenceIds:
     return ReferenceIds(doi, arxiv, tuple(reader.problems))
 
 
-_REMEMBERED: weakref.WeakKeyDictionary[Reference, tuple[date, ReferenceIds]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 _DAY: list = [0.0, None]
 """When ``_today`` last asked the clock, and its answer."""
 
@@ -335,10 +353,5 @@ def _today() -> date:
 
 
 def reference_ids(ref: Reference) -> ReferenceIds:
-    """``identifiers_of(ref)`` for today, remembered per entry object: the parser keeps an
-    unchanged entry as the same object, so checks and identities read each entry once."""
-    today = _today()
-    known = _REMEMBERED.get(ref)
-    if known is None or known[0] != today:
-        known = _REMEMBERED[ref] = (today, identifiers_of(ref, today))
-    return known[1]
+    """``identifiers_of(ref)`` for today, without asking the clock for every entry."""
+    return identifiers_of(ref, _today())

@@ -16,6 +16,10 @@ from citelsp.documents.text import fold_name, normalize_title
 from citelsp.resolution.chinese_literature import is_applicable
 from citelsp.resolution.identifiers import ReferenceIds, reference_ids
 
+_TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+"""``json.dumps`` with these options, without building an encoder for every entry (nor
+checking for cycles, which a fresh list of strings cannot have)."""
+
 
 def identity_of(ids: ReferenceIds, work: Work) -> str:
     """A stable hash of what the entry cites: DOI, arXiv id, title, year, author families."""
@@ -26,8 +30,7 @@ def identity_of(ids: ReferenceIds, work: Work) -> str:
         str(work.year or ""),
         [fold_name(p.family) for p in work.authors],
     ]
-    blob = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(_TO_JSON(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def reference_identity(ref: Reference) -> str:

@@ -1,0 +1,79 @@
+"""Shortcuts taken for speed give exactly what the longer way gives."""
+
+import json
+import re
+import sys
+from datetime import date
+
+import pytest
+
+from citelsp.documents import text
+from citelsp.documents.bibtex import parse_bibtex
+from citelsp.documents.model import Field, Span
+from citelsp.documents.text import collapse_whitespace
+from citelsp.resolution.identifiers import _by_folded_name, identifiers_of
+from tests.test_parser_properties import BUDGETS, LATEX_PIECES, holds, pieces
+
+
+def test_collapse_whitespace_splits_on_what_a_regex_calls_whitespace():
+    spaces = [c for c in map(chr, range(sys.maxunicode + 1)) if re.fullmatch(r"\s", c)]
+    assert spaces == [c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()]
+    for c in spaces:
+        s = f"{c}a{c}{c}b {c}\u200bc{c}"
+        assert collapse_whitespace(s) == re.sub(r"\s+", " ", s).strip()
+
+
+@pytest.mark.parametrize(
+    "names",
+    [[], ["doi", "url"], ["DOI", "doi"], ["doi", "DOI"], ["archivepreﬁx", "archiveprefix"],
+     ["howpubliſhed"], ["issn-l", "x_1"], ["123"], ["straße", "doi"], ["Kelvin", "k"]],
+)
+def test_fields_by_folded_name_agree_with_folding_each(names):
+    fields = {name: Field(name, "v", Span(0, 1), Span(0, 1)) for name in names}
+    folded: dict = {}
+    for name, f in fields.items():
+        folded.setdefault(name.casefold(), f)
+    assert _by_folded_name(fields) == folded
+    assert list(_by_folded_name(fields)) == list(folded)
+
+
+def test_remembered_identifiers_are_read_again_for_another_day():
+    (ref,) = parse_bibtex("file:///m.bib", "@misc{k, eprint = {2512.01234}}\n").references
+    assert identifiers_of(ref, date(2025, 6, 1)).arxiv.impossible
+    assert not identifiers_of(ref, date(2026, 1, 1)).arxiv.impossible
+    assert identifiers_of(ref, date(2026, 1, 1)) is identifiers_of(ref, date(2026, 1, 1))
+
+
+QUOTED_PIECES = [*LATEX_PIECES, "``", "''", "`", "'", "!`", "?`", "\\dots", "\\ldots{}", "\\`",
+                 "\\'", "\n", "\n \n", "\t"]
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_common_latex_reads_quotes_and_ellipses_as_pylatexenc_does(examples):
+    def check(s):
+        fast = text._common_latex(s)
+        if fast is None or text._LATEX_TRIGGERS.isdisjoint(s) or text._only_grouping(s):
+            return  # latex_decode's earlier paths read these
+        if not any(q in s for q in text._PYLATEXENC_QUIRKS):  # where quote-free texts differ
+            assert fast == text._pylatexenc_decode(s), s
+
+    holds(pieces(QUOTED_PIECES, 12), check, examples)
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [("The ``Other'' Career of {Wilbur}", "The \u201cOther\u201d Career of Wilbur"),
+     ("Those obscure accents {\\ldots}", "Those obscure accents \u2026"),
+     ("{``Poor man's''} {\\TeX}\\dots\\ here", "\u201cPoor man's\u201d TeX\u2026 here"),
+     ("``{Hola}'' !`", "\u201cHola\u201d \u00a1")],
+)
+def test_quotes_and_ellipses(raw, decoded):
+    assert text.latex_decode(raw) == decoded
+
+
+def test_identity_json_is_json_dumps():
+    from citelsp.resolution.identity import _TO_JSON
+
+    for parts in (["", "", "", "", []], ["10.1/a\"b", "2401.1", "t\\itle\n\x00\u2028é王\ud800",
+                                         "2020", ["o'neil", "müller", "\x7f"]]):
+        assert _TO_JSON(parts) == json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
