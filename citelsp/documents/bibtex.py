@@ -349,11 +349,12 @@ class _Reader:
         head = self.line_at(start + 1)
         end = head
         read = tail = start + 1
+        base = SpanBase(start)
         blocks: list[RawBlock] = []
         at = start if text.startswith("@", start) else self.inline_block(start, end)
         while at is not None:
             limit, limit_end = self.entry_line_after(at + 1)
-            block = read_block(text, at, limit, start)
+            block = read_block(text, at, limit, base)
             if block.kind == "error":
                 read = max(read, limit_end)
                 end = self.line_at(at + 1)
@@ -370,7 +371,7 @@ class _Reader:
         read = max(read, end + 1)  # one past the text's end: more text would change it
         notes = [n for b in blocks for n in _notes(b)]
         return _Chunk(
-            base=SpanBase(start),
+            base=base,
             length=end - start,
             read=read - start,
             head=head - start,
@@ -409,10 +410,9 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
         kind = block.kind
         if kind == "entry":
             expansions: tuple[_Expansion, ...] = ()
-            if block.uses_macros:
+            if block.macro_fields:
                 expands = True
-                expansions = tuple(macros.expand(f.parts) for f in block.fields
-                                   if f.value is None)  # fmt: skip
+                expansions = tuple(macros.expand(f.parts) for f in block.macro_fields)
             if known is None or known.expansions != expansions:
                 known = _build(uri, block, chunk.base, expansions)
                 changed = True
@@ -457,7 +457,7 @@ def _define(block: RawBlock, macros: _Macros, external: set[str], undefined: set
             ) -> list[Note]:
     notes = []
     for f in block.fields:
-        if f.value is not None:
+        if isinstance(f, Field):
             macros.define(f.name, f.value)
             continue
         expansion = macros.expand(f.parts)
@@ -528,20 +528,19 @@ class _Macros:
 
 def _build(uri: str, block: RawBlock, base: SpanBase, expansions: tuple[_Expansion, ...]
            ) -> _Built:
-    expanded = iter(expansions)
-    fields: dict[str, Field] = {}
+    """The Reference of an entry block, given the expansions of its ``macro_fields``."""
+    fields = dict(zip(block.names, block.fields, strict=True))
+    if len(fields) < len(block.fields):  # BibTeX keeps the first of repeated fields
+        fields = {}
+        for name, f in zip(block.names, block.fields, strict=True):
+            fields.setdefault(name, f)
     notes: list[Note] = []
-    relative_field = Field.relative
-    for name, value, _, name_start, name_end, value_start, value_end in block.fields:
-        if value is None:
-            expansion = next(expanded)
-            value = expansion.value
-            if expansion.undefined:
-                notes += _undefined_notes(value_start, value_end, expansion, block.key)
-        if name not in fields:  # BibTeX keeps the first of repeated fields
-            fields[name] = relative_field(
-                base, name, value, value_start, value_end, name_start, name_end
-            )
+    for f, expansion in zip(block.macro_fields, expansions, strict=True):
+        if expansion.undefined:
+            notes += _undefined_notes(f.value_start, f.value_end, expansion, block.key)
+        if fields[f.name] is f:
+            fields[f.name] = Field.relative(base, f.name, expansion.value, f.value_start,
+                                            f.value_end, f.name_start, f.name_end)  # fmt: skip
     reference = Reference.relative(
         base, block.key, uri, "bibtex", block.entry_type, block.key_start, block.key_end,
         block.start, block.end, fields,
