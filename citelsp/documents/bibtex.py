@@ -86,8 +86,11 @@ class _Built(NamedTuple):
     notes: tuple[Note, ...]
 
 
-class _Chunk(NamedTuple):
-    """What one parse learned about a chunk, kept for the next parse of the same document."""
+@dataclass(slots=True, eq=False)
+class _Chunk:
+    """What one parse learned about a chunk, kept for the next parse of the same document.
+    What depends on macros (from ``built`` on) is updated in place by ``_settle``: a chunk
+    belongs to the latest parse only (the previous one gives up its ``chunks``)."""
 
     base: SpanBase
     """The chunk's start in the latest text; every offset below and every span of the
@@ -102,13 +105,13 @@ class _Chunk(NamedTuple):
     strong: bool
     """Whether it starts at a line that starts an entry (no earlier chunk reads past it)."""
     blocks: tuple[RawBlock, ...]
-    built: tuple[_Built | None, ...]
-    """Per block, the Reference built for it (None for other blocks)."""
-    references: tuple[Reference, ...]
     strings: bool
     """Whether the chunk defines ``@string`` macros."""
     notes: tuple[Note, ...]
     """Problems found while reading the blocks (errors, repeated fields, keys with ``=``)."""
+    built: list[_Built | None]
+    """Per block, the Reference built for it (None for other blocks)."""
+    references: tuple[Reference, ...] = ()
     macro_notes: tuple[Note, ...] = ()
     """Problems of macro expansion (undefined macros), as of the last settle."""
     external: frozenset[str] = frozenset()
@@ -155,7 +158,9 @@ def parse_bibtex(
             previous.chunks = None
             chunks = _reparse(uri, previous.text, old, text, state, previous.incoming != incoming)
         else:
-            chunks = [_settle(uri, c, state) for c in _Reader(text).chunks(0)]
+            chunks = list(_Reader(text).chunks(0))
+            for chunk in chunks:
+                _settle(uri, chunk, state)
         references = bib.references
         external: set[str] = set()
         undefined: set[str] = set()
@@ -186,9 +191,9 @@ def _reparse(
     delta = len(text) - len(old)
     first = _first_touched(chunks, same_start)
     before = chunks[:first]
-    for i, chunk in enumerate(before):
+    for chunk in before:
         if resettle:
-            before[i] = _settle(uri, chunk, macros)
+            _settle(uri, chunk, macros)
         elif chunk.strings:
             _define_strings(chunk, macros)
     after = bisect.bisect_left(chunks, same_end, lo=first + 1, key=_chunk_start)
@@ -207,7 +212,8 @@ def _reparse(
             landed = after
             break
         chunk = _reused(pool, old, reader, pos) or reader.chunk(pos)
-        middle.append(_settle(uri, chunk, macros))
+        _settle(uri, chunk, macros)
+        middle.append(chunk)
         pos += chunk.length
         if not chunk.length:
             break
@@ -218,12 +224,11 @@ def _reparse(
     strings_changed = any(c.strings for c in chunks[first:landed]) or any(
         c.strings for c in middle
     )
-    if resettle or strings_changed:
-        kept = [_settle(uri, c, macros) for c in kept]
-    else:
-        for chunk in kept:
-            if chunk.strings:
-                _define_strings(chunk, macros)
+    for chunk in kept:
+        if resettle or strings_changed:
+            _settle(uri, chunk, macros)
+        elif chunk.strings:
+            _define_strings(chunk, macros)
     return [*before, *middle, *kept]
 
 
@@ -378,8 +383,7 @@ class _Reader:
             tail=max(tail - start, 1),
             strong=_STRONG_HEAD.match(text, start) is not None,
             blocks=tuple(blocks),
-            built=(None,) * len(blocks),
-            references=(),
+            built=[None] * len(blocks),
             strings=any(b.kind == "string" for b in blocks),
             notes=tuple(notes),
         )
@@ -397,34 +401,33 @@ def _clamped(block: RawBlock, end: int) -> RawBlock:
                     key=block.key, message=block.message)  # fmt: skip
 
 
-def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
+def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
     """Define the chunk's ``@string`` macros and build the references that are new or whose
-    macro expansions changed; the chunk itself when nothing changed."""
-    built: list[_Built | None] = []
+    macro expansions changed."""
+    built = chunk.built
     changed = False
     string_notes: list[Note] = []
     external: set[str] = set()
     undefined: set[str] = set()
     expands = False
-    for block, known in zip(chunk.blocks, chunk.built, strict=True):
+    for i, block in enumerate(chunk.blocks):
         kind = block.kind
         if kind == "entry":
             expansions: tuple[_Expansion, ...] = ()
             if block.macro_fields:
                 expands = True
                 expansions = tuple(macros.expand(f.parts) for f in block.macro_fields)
+            known = built[i]
             if known is None or known.expansions != expansions:
-                known = _build(uri, block, chunk.base, expansions)
+                built[i] = _build(uri, block, chunk.base, expansions)
                 changed = True
         elif kind == "string":
             expands = True
             string_notes += _define(block, macros, external, undefined)
-        built.append(known)
+    if changed:
+        chunk.references = tuple(b.reference for b in built if b is not None)
     if not expands:  # nothing here depends on macros
-        if not changed:
-            return chunk
-        return chunk._replace(built=tuple(built),
-                              references=tuple(b.reference for b in built if b is not None))
+        return
     macro_notes: list[Note] = []
     for b in built:
         if b is not None and b.expansions:
@@ -434,17 +437,9 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
                     external.update(e.external)
                 if e.undefined:
                     undefined.update(e.undefined)
-    notes = tuple(macro_notes + string_notes)
-    if not changed and notes == chunk.macro_notes and external == chunk.external \
-            and undefined == chunk.undefined:
-        return chunk
-    return chunk._replace(
-        built=tuple(built),
-        references=tuple(b.reference for b in built if b is not None),
-        macro_notes=notes,
-        external=frozenset(external),
-        undefined=frozenset(undefined),
-    )
+    chunk.macro_notes = tuple(macro_notes + string_notes)
+    chunk.external = frozenset(external)
+    chunk.undefined = frozenset(undefined)
 
 
 def _define_strings(chunk: _Chunk, macros: _Macros) -> None:
