@@ -158,9 +158,10 @@ def parse_bibtex(
             previous.chunks = None
             chunks = _reparse(uri, previous.text, old, text, state, previous.incoming != incoming)
         else:
-            chunks = list(_Reader(text).chunks(0))
-            for chunk in chunks:
+            chunks = []
+            for chunk in _Reader(text).chunks(0):  # each settled while its text is in cache
                 _settle(uri, chunk, state)
+                chunks.append(chunk)
         references = bib.references
         external: set[str] = set()
         undefined: set[str] = set()
