@@ -86,8 +86,11 @@ class _Built(NamedTuple):
     notes: tuple[Note, ...]
 
 
-class _Chunk(NamedTuple):
-    """What one parse learned about a chunk, kept for the next parse of the same document."""
+@dataclass(slots=True, eq=False)
+class _Chunk:
+    """What one parse learned about a chunk, kept for the next parse of the same document.
+    What depends on macros (from ``built`` on) is updated in place by ``_settle``: a chunk
+    belongs to the latest parse only (the previous one gives up its ``chunks``)."""
 
     base: SpanBase
     """The chunk's start in the latest text; every offset below and every span of the
@@ -102,13 +105,13 @@ class _Chunk(NamedTuple):
     strong: bool
     """Whether it starts at a line that starts an entry (no earlier chunk reads past it)."""
     blocks: tuple[RawBlock, ...]
-    built: tuple[_Built | None, ...]
-    """Per block, the Reference built for it (None for other blocks)."""
-    references: tuple[Reference, ...]
     strings: bool
     """Whether the chunk defines ``@string`` macros."""
     notes: tuple[Note, ...]
     """Problems found while reading the blocks (errors, repeated fields, keys with ``=``)."""
+    built: list[_Built | None]
+    """Per block, the Reference built for it (None for other blocks)."""
+    references: tuple[Reference, ...] = ()
     macro_notes: tuple[Note, ...] = ()
     """Problems of macro expansion (undefined macros), as of the last settle."""
     external: frozenset[str] = frozenset()
@@ -155,7 +158,10 @@ def parse_bibtex(
             previous.chunks = None
             chunks = _reparse(uri, previous.text, old, text, state, previous.incoming != incoming)
         else:
-            chunks = [_settle(uri, c, state) for c in _Reader(text).chunks(0)]
+            chunks = []
+            for chunk in _Reader(text).chunks(0):  # each settled while its text is in cache
+                _settle(uri, chunk, state)
+                chunks.append(chunk)
         references = bib.references
         external: set[str] = set()
         undefined: set[str] = set()
@@ -186,9 +192,9 @@ def _reparse(
     delta = len(text) - len(old)
     first = _first_touched(chunks, same_start)
     before = chunks[:first]
-    for i, chunk in enumerate(before):
+    for chunk in before:
         if resettle:
-            before[i] = _settle(uri, chunk, macros)
+            _settle(uri, chunk, macros)
         elif chunk.strings:
             _define_strings(chunk, macros)
     after = bisect.bisect_left(chunks, same_end, lo=first + 1, key=_chunk_start)
@@ -207,7 +213,8 @@ def _reparse(
             landed = after
             break
         chunk = _reused(pool, old, reader, pos) or reader.chunk(pos)
-        middle.append(_settle(uri, chunk, macros))
+        _settle(uri, chunk, macros)
+        middle.append(chunk)
         pos += chunk.length
         if not chunk.length:
             break
@@ -218,12 +225,11 @@ def _reparse(
     strings_changed = any(c.strings for c in chunks[first:landed]) or any(
         c.strings for c in middle
     )
-    if resettle or strings_changed:
-        kept = [_settle(uri, c, macros) for c in kept]
-    else:
-        for chunk in kept:
-            if chunk.strings:
-                _define_strings(chunk, macros)
+    for chunk in kept:
+        if resettle or strings_changed:
+            _settle(uri, chunk, macros)
+        elif chunk.strings:
+            _define_strings(chunk, macros)
     return [*before, *middle, *kept]
 
 
@@ -349,11 +355,12 @@ class _Reader:
         head = self.line_at(start + 1)
         end = head
         read = tail = start + 1
+        base = SpanBase(start)
         blocks: list[RawBlock] = []
         at = start if text.startswith("@", start) else self.inline_block(start, end)
         while at is not None:
             limit, limit_end = self.entry_line_after(at + 1)
-            block = read_block(text, at, limit, start)
+            block = read_block(text, at, limit, base)
             if block.kind == "error":
                 read = max(read, limit_end)
                 end = self.line_at(at + 1)
@@ -370,15 +377,14 @@ class _Reader:
         read = max(read, end + 1)  # one past the text's end: more text would change it
         notes = [n for b in blocks for n in _notes(b)]
         return _Chunk(
-            base=SpanBase(start),
+            base=base,
             length=end - start,
             read=read - start,
             head=head - start,
             tail=max(tail - start, 1),
             strong=_STRONG_HEAD.match(text, start) is not None,
             blocks=tuple(blocks),
-            built=(None,) * len(blocks),
-            references=(),
+            built=[None] * len(blocks),
             strings=any(b.kind == "string" for b in blocks),
             notes=tuple(notes),
         )
@@ -396,35 +402,33 @@ def _clamped(block: RawBlock, end: int) -> RawBlock:
                     key=block.key, message=block.message)  # fmt: skip
 
 
-def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
+def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
     """Define the chunk's ``@string`` macros and build the references that are new or whose
-    macro expansions changed; the chunk itself when nothing changed."""
-    built: list[_Built | None] = []
+    macro expansions changed."""
+    built = chunk.built
     changed = False
     string_notes: list[Note] = []
     external: set[str] = set()
     undefined: set[str] = set()
     expands = False
-    for block, known in zip(chunk.blocks, chunk.built, strict=True):
+    for i, block in enumerate(chunk.blocks):
         kind = block.kind
         if kind == "entry":
             expansions: tuple[_Expansion, ...] = ()
-            if block.uses_macros:
+            if block.macro_fields:
                 expands = True
-                expansions = tuple(macros.expand(f.parts) for f in block.fields
-                                   if f.value is None)  # fmt: skip
+                expansions = tuple(macros.expand(f.parts) for f in block.macro_fields)
+            known = built[i]
             if known is None or known.expansions != expansions:
-                known = _build(uri, block, chunk.base, expansions)
+                built[i] = _build(uri, block, chunk.base, expansions)
                 changed = True
         elif kind == "string":
             expands = True
             string_notes += _define(block, macros, external, undefined)
-        built.append(known)
+    if changed:
+        chunk.references = tuple(b.reference for b in built if b is not None)
     if not expands:  # nothing here depends on macros
-        if not changed:
-            return chunk
-        return chunk._replace(built=tuple(built),
-                              references=tuple(b.reference for b in built if b is not None))
+        return
     macro_notes: list[Note] = []
     for b in built:
         if b is not None and b.expansions:
@@ -434,17 +438,9 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> _Chunk:
                     external.update(e.external)
                 if e.undefined:
                     undefined.update(e.undefined)
-    notes = tuple(macro_notes + string_notes)
-    if not changed and notes == chunk.macro_notes and external == chunk.external \
-            and undefined == chunk.undefined:
-        return chunk
-    return chunk._replace(
-        built=tuple(built),
-        references=tuple(b.reference for b in built if b is not None),
-        macro_notes=notes,
-        external=frozenset(external),
-        undefined=frozenset(undefined),
-    )
+    chunk.macro_notes = tuple(macro_notes + string_notes)
+    chunk.external = frozenset(external)
+    chunk.undefined = frozenset(undefined)
 
 
 def _define_strings(chunk: _Chunk, macros: _Macros) -> None:
@@ -457,7 +453,7 @@ def _define(block: RawBlock, macros: _Macros, external: set[str], undefined: set
             ) -> list[Note]:
     notes = []
     for f in block.fields:
-        if f.value is not None:
+        if isinstance(f, Field):
             macros.define(f.name, f.value)
             continue
         expansion = macros.expand(f.parts)
@@ -528,20 +524,19 @@ class _Macros:
 
 def _build(uri: str, block: RawBlock, base: SpanBase, expansions: tuple[_Expansion, ...]
            ) -> _Built:
-    expanded = iter(expansions)
-    fields: dict[str, Field] = {}
+    """The Reference of an entry block, given the expansions of its ``macro_fields``."""
+    fields = dict(zip(block.names, block.fields, strict=True))
+    if len(fields) < len(block.fields):  # BibTeX keeps the first of repeated fields
+        fields = {}
+        for name, f in zip(block.names, block.fields, strict=True):
+            fields.setdefault(name, f)
     notes: list[Note] = []
-    relative_field = Field.relative
-    for name, value, _, name_start, name_end, value_start, value_end in block.fields:
-        if value is None:
-            expansion = next(expanded)
-            value = expansion.value
-            if expansion.undefined:
-                notes += _undefined_notes(value_start, value_end, expansion, block.key)
-        if name not in fields:  # BibTeX keeps the first of repeated fields
-            fields[name] = relative_field(
-                base, name, value, value_start, value_end, name_start, name_end
-            )
+    for f, expansion in zip(block.macro_fields, expansions, strict=True):
+        if expansion.undefined:
+            notes += _undefined_notes(f.value_start, f.value_end, expansion, block.key)
+        if fields[f.name] is f:
+            fields[f.name] = Field.relative(base, f.name, expansion.value, f.value_start,
+                                            f.value_end, f.name_start, f.name_end)  # fmt: skip
     reference = Reference.relative(
         base, block.key, uri, "bibtex", block.entry_type, block.key_start, block.key_end,
         block.start, block.end, fields,

@@ -9,10 +9,9 @@ differ, are listed in ``bibtex.py``'s docstring.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
-from citelsp.documents.model import Severity
+from citelsp.documents.model import Field, Severity, SpanBase
 
 _HEAD_SPLIT = re.compile(r"@\s*([A-Za-z][\w:.+-]*)\s*([{(])")
 """``@``, the type and the delimiter, possibly on separate lines (``@\\nmisc{``)."""
@@ -27,15 +26,31 @@ _BRACE = re.compile(r"[{}]")
 _BRACE_OR_PAREN = re.compile(r"[{}()]")
 _QUOTED = re.compile(r'[{}"]')
 _LINE_END = re.compile(r"[\n\r]")
+_SPACES = r"[ \t\n\r\f\v]*+(?:%[^\n\r]*+[ \t\n\r\f\v]*+)*+"
+"""``_WS`` as a piece of a larger pattern: possessive, so it skips exactly what ``_WS`` does."""
+_SPACED_KEY = re.compile(_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _SPACES)
+"""The citation key, if any, with the spaces and comments before and after it."""
+_NESTED = r"(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+"
+"""Text whose braces are balanced and nested at most two deep."""
+_OPERAND = (
+    r"""(?:\{(""" + _NESTED + r""")\}|"((?:[^"{}]++|\{""" + _NESTED + r"""\})*+)"|(\d++)"""
+    r"""|([A-Za-z_][^\s,{}()"=#%\\]*+))"""
+)
+"""One operand: group 2 braced, 3 quoted, 4 number, 5 macro (the groups of a field match)."""
 _SIMPLE_FIELD = re.compile(
+    _SPACES + r"""([^\s,{}()"=#%\\]++)""" + _SPACES + "=" + _SPACES + _OPERAND + _SPACES
+)
+"""A field whose value is one operand with braces nested at most three deep, with the spaces
+and comments around it: what the general path would read, in one regex call, for nearly
+every field. The quantifiers are possessive: a backtracking repeat kept state per character
+(900 MB for a 5 MB title)."""
+_SPACED_FIELD = re.compile(
     r"""\s*([^\s,{}()"=#%\\]+)\s*=\s*(?:"""
     r"""\{((?:[^{}]++|\{[^{}]*+\})*+)\}"""
     r"""|"([^"{}]*)"|(\d+)|([A-Za-z_][^\s,{}()"=#%\\]*))\s*"""
 )
-"""One field whose value is a single operand with at most one level of inner braces: the
-common case, read with one regex call. Anything else goes through the general path. The
-quantifiers are possessive: a backtracking repeat kept state per character (900 MB for a
-5 MB title)."""
+"""One simple field whose spaces may include Unicode ones (U+00A0), which ``_WS`` does not
+skip: such fields are read, as they always were, though the general path rejects them."""
 
 _ESCAPE_HINT = " (a backslash does not escape a brace: \\{ and \\} count as braces)"
 
@@ -89,20 +104,19 @@ class Note(NamedTuple):
 
 
 class RawField(NamedTuple):
-    """A field relative to the chunk's base; ``value`` is None when macros must be expanded."""
+    """A field whose value names macros, to be expanded; offsets relative to the chunk's base.
+    A field whose value is literal is read as a ``Field`` straight away."""
 
     name: str
-    value: str | None
     parts: tuple[tuple[str, bool], ...]
-    """Operands of the value expression as (text, is_macro); empty for a plain literal."""
+    """Operands of the value expression as (text, is_macro)."""
     name_start: int
     name_end: int
     value_start: int
     value_end: int
 
 
-@dataclass(frozen=True, slots=True)
-class RawBlock:
+class RawBlock(NamedTuple):
     """One block, relative to its chunk's base: an entry, an ``@string``, a parse error,
     data that is not a work (``"data"``), or something ignored."""
 
@@ -114,18 +128,24 @@ class RawBlock:
     key: str = ""
     key_start: int = 0
     key_end: int = 0
-    fields: tuple[RawField, ...] = ()
+    fields: tuple[Field | RawField, ...] = ()
+    """In the order written; a ``Field``'s spans count from the chunk's ``SpanBase``."""
+    names: tuple[str, ...] = ()
+    """The fields' names, lowercased."""
     message: str = ""
-    uses_macros: bool = False
+    macro_fields: tuple[RawField, ...] = ()
+    """The fields whose values name macros, in order (also in ``fields``)."""
     notes: tuple[Note, ...] = ()
 
 
-def read_block(text: str, at: int, limit: int, base: int) -> RawBlock:
+def read_block(text: str, at: int, limit: int, span_base: SpanBase) -> RawBlock:
     """The block whose ``@`` is at ``at``, read no further than ``limit`` (the next line that
-    starts another entry). Never raises: an unreadable block is an ``"error"`` block whose
-    span runs from its ``@`` to the end of the line where reading failed."""
+    starts another entry), with offsets relative to ``span_base``. Never raises: an
+    unreadable block is an ``"error"`` block whose span runs from its ``@`` to the end of the
+    line where reading failed."""
+    base = span_base.offset
     try:
-        return _Tokenizer(text, limit, base).block(at)
+        return _Tokenizer(text, limit, span_base).block(at)
     except Malformed as e:
         pos = max(min(e.pos, limit - 1), at)
         line_end = _LINE_END.search(text, pos, limit)
@@ -156,11 +176,14 @@ def is_glossary_type(entry_type: str) -> bool:
 class _Tokenizer:
     """Reads one block from its ``@``; ``n`` bounds every look."""
 
-    def __init__(self, text: str, limit: int, base: int) -> None:
+    def __init__(self, text: str, limit: int, span_base: SpanBase) -> None:
         self.s = text
         self.n = limit
-        self.base = base
+        self.span_base = span_base
+        self.base = span_base.offset
         self.closing = "}"
+        self.macro_fields: list[RawField] = []
+        """The fields read so far whose values name macros."""
 
     def skip_ws(self, pos: int) -> int:
         return _WS.match(self.s, pos, self.n).end()
@@ -168,7 +191,7 @@ class _Tokenizer:
     def block(self, start: int) -> RawBlock:
         s, n, base = self.s, self.n, self.base
         head = _HEAD_SPLIT.match(s, start, n) or _HEAD.match(s, start, n)
-        entry_type, opener = head.group(1), head.group(2)
+        entry_type, opener = head.group(1, 2)
         if entry_type is None and opener is None:  # a stray "@"
             return RawBlock(kind="ignored", start=start - base, end=head.end() - base)
         if entry_type is None:
@@ -182,17 +205,16 @@ class _Tokenizer:
         if lowered in ("comment", "preamble"):
             end = self.skip_group(head.end() - 1)
             return RawBlock(kind="ignored", start=start - base, end=end - base)
-        pos = self.skip_ws(head.end())
         if lowered == "string":
-            fields, end = self.fields(pos)
+            fields, _, end = self.fields(self.skip_ws(head.end()))
             return RawBlock(
                 kind="string",
                 start=start - base,
                 end=end - base,
                 fields=fields,
-                uses_macros=_uses(fields),
+                macro_fields=tuple(self.macro_fields),
             )
-        return self.entry(start, lowered, pos)
+        return self.entry(start, lowered, head.end())
 
     def skip_group(self, pos: int) -> int:
         """End of the comment or preamble whose delimiter opens at ``pos``: its closing
@@ -210,11 +232,12 @@ class _Tokenizer:
 
     def entry(self, start: int, entry_type: str, pos: int) -> RawBlock:
         s, n, base, closing = self.s, self.n, self.base, self.closing
-        key = _KEY.match(s, pos, n)
-        if key is None:
-            raise Malformed(f"Citation key missing in @{entry_type} entry.", pos)
-        text = key.group(0)
-        after = self.skip_ws(key.end())
+        key = _SPACED_KEY.match(s, pos, n)
+        text = key.group(1)
+        after = key.end()
+        if text is None:
+            raise Malformed(f"Citation key missing in @{entry_type} entry.", after)
+        key_start, key_end = key.span(1)
         follows = s[after] if after < n else ""
         if follows not in (",", closing):
             if "=" in text or follows == "=":
@@ -222,45 +245,51 @@ class _Tokenizer:
                 raise Malformed(
                     f"Citation key missing in @{entry_type} entry: it starts with the field "
                     f"'{field}'.",
-                    key.start(),
+                    key_start,
                 )
             raise Malformed(f"Expected ',' after citation key '{text}'.", after)
         if follows == closing:
-            fields, end = (), after + 1
+            fields, names, end = (), (), after + 1
         else:
-            fields, end = self.fields(after + 1)
-        kind = "entry" if _is_work(entry_type, fields) else "data"
-        notes = _entry_notes(text, key.start() - base, key.end() - base, fields)
+            fields, names, end = self.fields(after + 1)
+        kind = "entry" if _is_work(entry_type, names) else "data"
         return RawBlock(
             kind=kind,
             start=start - base,
             entry_type=entry_type,
             key=text,
-            key_start=key.start() - base,
-            key_end=key.end() - base,
+            key_start=key_start - base,
+            key_end=key_end - base,
             end=end - base,
             fields=fields,
-            uses_macros=_uses(fields),
-            notes=notes if kind == "entry" else (),
+            names=names,
+            macro_fields=tuple(self.macro_fields),
+            notes=self.notes(text, key_start, key_end, fields, names) if kind == "entry" else (),
         )
 
-    def fields(self, pos: int) -> tuple[tuple[RawField, ...], int]:
-        """``name = value`` pairs up to the closing delimiter; returns them and the end."""
-        s, closing, n, base = self.s, self.closing, self.n, self.base
-        out: list[RawField] = []
+    def fields(self, pos: int) -> tuple[tuple[Field | RawField, ...], tuple[str, ...], int]:
+        """``name = value`` pairs up to the closing delimiter; returns them, their names and
+        the end."""
+        s, closing, n = self.s, self.closing, self.n
+        out: list[Field | RawField] = []
+        names: list[str] = []
         while True:
             simple = _SIMPLE_FIELD.match(s, pos, n)
+            if simple is None or (after := simple.end()) >= n or s[after] not in (",", closing):
+                simple = _SPACED_FIELD.match(s, pos, n)
             if simple is not None and (after := simple.end()) < n and s[after] in (",", closing):
-                out.append(_simple_field(simple, base))
+                field = self.simple_field(simple)
+                out.append(field)
+                names.append(field.name)
                 if s[after] == closing:
-                    return tuple(out), after + 1
+                    return tuple(out), tuple(names), after + 1
                 pos = after + 1
                 continue
             pos = self.skip_ws(pos)
             if pos >= n:
                 raise Malformed(self.unclosed(out), n - 1)
             if s[pos] == closing:
-                return tuple(out), pos + 1
+                return tuple(out), tuple(names), pos + 1
             name = _FIELD_NAME.match(s, pos, n)
             if name is None:
                 raise Malformed(f"Expected a field name, found '{s[pos]}'.", pos)
@@ -269,6 +298,7 @@ class _Tokenizer:
                 raise Malformed(f"Expected '=' after field name '{name.group(0)}'.", pos)
             field, pos = self.value(name, self.skip_ws(pos + 1))
             out.append(field)
+            names.append(field.name)
             if pos >= n:
                 raise Malformed(self.unclosed(out), n - 1)
             if s[pos] == ",":
@@ -276,20 +306,72 @@ class _Tokenizer:
             elif s[pos] != closing:
                 raise Malformed(
                     f"Expected ',' or '{closing}' after field '{name.group(0)}'"
-                    f"{_quote_hint(s, field, base)}.",
+                    f"{_quote_hint(s, self.value_span(field))}.",
                     pos,
                 )
 
-    def unclosed(self, fields: list[RawField]) -> str:
+    def simple_field(self, m: re.Match[str]) -> Field | RawField:
+        """A field matched by ``_SIMPLE_FIELD`` or ``_SPACED_FIELD``: group 2 braced,
+        3 quoted, 4 number, 5 macro."""
+        base, group = self.base, m.lastindex
+        name, text = m.group(1, group)
+        name_start, name_end = m.span(1)
+        start, end = m.span(group)
+        if group == 5:
+            field = RawField(name.lower(), ((text, True),), name_start - base, name_end - base,
+                             start - base, end - base)  # fmt: skip
+            self.macro_fields.append(field)
+            return field
+        return Field.relative(self.span_base, name.lower(), text, start - base, end - base,
+                              name_start - base, name_end - base)  # fmt: skip
+
+    def value_span(self, field: Field | RawField) -> tuple[int, int]:
+        """Where a field's value is in the text."""
+        if isinstance(field, Field):
+            return field.span.start, field.span.end
+        return field.value_start + self.base, field.value_end + self.base
+
+    def notes(self, key: str, key_start: int, key_end: int, fields: tuple[Field | RawField, ...],
+              names: tuple[str, ...]) -> tuple[Note, ...]:
+        """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field."""
+        if "=" not in key and len(set(names)) == len(names):
+            return ()
+        base = self.base
+        notes = []
+        if "=" in key:
+            notes.append(Note(
+                "MALFORMED_ENTRY", Severity.WARNING, key_start - base, key_end - base,
+                f"The key '{key}' contains '=': BibTeX reads it, but biber rejects the entry. "
+                "If it was meant as a field, the entry has no key.",
+                key,
+            ))  # fmt: skip
+        seen: set[str] = set()
+        for field, name in zip(fields, names, strict=True):
+            if name in seen:
+                if isinstance(field, Field):
+                    start, end = field.name_span.start - base, field.name_span.end - base
+                else:
+                    start, end = field.name_start, field.name_end
+                notes.append(Note(
+                    "DUPLICATE_FIELD", Severity.WARNING, start, end,
+                    f"Field '{name}' is repeated: the first value is used, as BibTeX does "
+                    "(biber uses the last one).",
+                    key,
+                ))  # fmt: skip
+            seen.add(name)
+        return tuple(notes)
+
+    def unclosed(self, fields: list[Field | RawField]) -> str:
         message = f"Entry not closed: missing '{self.closing}' before the next entry."
         if fields:
             last = fields[-1]
             message += f" Check the braces and quotes of field '{last.name}'"
-            value = self.s[last.value_start + self.base : last.value_end + self.base]
+            start, end = self.value_span(last)
+            value = self.s[start:end]
             message += f"{_ESCAPE_HINT}." if "\\{" in value or "\\}" in value else "."
         return message
 
-    def value(self, name: re.Match[str], pos: int) -> tuple[RawField, int]:
+    def value(self, name: re.Match[str], pos: int) -> tuple[Field | RawField, int]:
         """One ``#``-joined value expression starting at ``pos``; returns it and the offset
         after it (whitespace skipped). A single delimited operand's span excludes the
         delimiters; a concatenation or macro spans the whole expression."""
@@ -316,16 +398,19 @@ class _Tokenizer:
                 continue
             break
         single = len(parts) == 1
-        literal = all(not is_macro for _, is_macro in parts)
-        field = RawField(
-            name=name.group(0).lower(),
-            value="".join(text for text, _ in parts) if literal else None,
-            parts=() if literal else tuple(parts),
-            name_start=name.start() - base,
-            name_end=name.end() - base,
-            value_start=(inner_start if single else expression_start) - base,
-            value_end=(inner_end if single else end) - base,
-        )
+        value_start = (inner_start if single else expression_start) - base
+        value_end = (inner_end if single else end) - base
+        name_start, name_end = name.start() - base, name.end() - base
+        if any(is_macro for _, is_macro in parts):
+            field: Field | RawField = RawField(
+                name.group(0).lower(), tuple(parts), name_start, name_end, value_start, value_end
+            )
+            self.macro_fields.append(field)
+        else:
+            field = Field.relative(
+                self.span_base, name.group(0).lower(), "".join(text for text, _ in parts),
+                value_start, value_end, name_start, name_end,
+            )  # fmt: skip
         return field, after
 
     def delimited(self, pos: int, field: str) -> int:
@@ -354,67 +439,17 @@ class _Tokenizer:
         raise Malformed(f"Unbalanced braces in field '{field}': missing '{closer}'{hint}.", pos)
 
 
-def _quote_hint(s: str, field: RawField, base: int) -> str:
+def _quote_hint(s: str, value_span: tuple[int, int]) -> str:
     """Why a quoted value ended early: ``"G\\"odel"`` ends at the ``\\"``."""
-    end = field.value_end + base
+    end = value_span[1]
     if s[end : end + 1] == '"' and s[end - 1 : end] == "\\":
         return ': \\" ends a quoted value; write {\\"o} or brace the whole value'
     return ""
 
 
-def _simple_field(m: re.Match[str], base: int) -> RawField:
-    """A field matched by ``_SIMPLE_FIELD``: group 2 braced, 3 quoted, 4 number, 5 macro."""
-    group = m.lastindex
-    text = m.group(group)
-    start, end = m.span(group)
-    is_macro = group == 5
-    return RawField(
-        m.group(1).lower(),
-        None if is_macro else text,
-        ((text, True),) if is_macro else (),
-        m.start(1) - base,
-        m.end(1) - base,
-        start - base,
-        end - base,
-    )
-
-
-def _uses(fields: tuple[RawField, ...]) -> bool:
-    return any(f.value is None for f in fields)
-
-
-def _is_work(entry_type: str, fields: tuple[RawField, ...]) -> bool:
+def _is_work(entry_type: str, names: tuple[str, ...]) -> bool:
     if entry_type in WORK_TYPES:
         return True
     if is_glossary_type(entry_type):
         return False
-    return not fields or not BIBLIOGRAPHIC_FIELDS.isdisjoint([f[0] for f in fields])
-
-
-def _entry_notes(
-    key: str, key_start: int, key_end: int, fields: tuple[RawField, ...]
-) -> tuple[Note, ...]:
-    """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field."""
-    names = {f[0] for f in fields}
-    if "=" not in key and len(names) == len(fields):
-        return ()
-    notes = []
-    if "=" in key:
-        notes.append(Note(
-            "MALFORMED_ENTRY", Severity.WARNING, key_start, key_end,
-            f"The key '{key}' contains '=': BibTeX reads it, but biber rejects the entry. "
-            "If it was meant as a field, the entry has no key.",
-            key,
-        ))  # fmt: skip
-    if len(names) < len(fields):
-        seen: set[str] = set()
-        for f in fields:
-            if f.name in seen:
-                notes.append(Note(
-                    "DUPLICATE_FIELD", Severity.WARNING, f.name_start, f.name_end,
-                    f"Field '{f.name}' is repeated: the first value is used, as BibTeX does "
-                    "(biber uses the last one).",
-                    key,
-                ))  # fmt: skip
-            seen.add(f.name)
-    return tuple(notes)
+    return not names or not BIBLIOGRAPHIC_FIELDS.isdisjoint(names)
