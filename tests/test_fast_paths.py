@@ -12,7 +12,6 @@ from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Field, Span
 from citelsp.documents.text import collapse_whitespace
 from citelsp.resolution.identifiers import _by_folded_name, identifiers_of
-from tests.test_parser_properties import BUDGETS, LATEX_PIECES, holds, pieces
 
 
 def test_collapse_whitespace_splits_on_what_a_regex_calls_whitespace():
@@ -42,22 +41,6 @@ def test_remembered_identifiers_are_read_again_for_another_day():
     assert identifiers_of(ref, date(2025, 6, 1)).arxiv.impossible
     assert not identifiers_of(ref, date(2026, 1, 1)).arxiv.impossible
     assert identifiers_of(ref, date(2026, 1, 1)) is identifiers_of(ref, date(2026, 1, 1))
-
-
-QUOTED_PIECES = [*LATEX_PIECES, "``", "''", "`", "'", "!`", "?`", "\\dots", "\\ldots{}", "\\`",
-                 "\\'", "\n", "\n \n", "\t"]
-
-
-@pytest.mark.parametrize("examples", BUDGETS)
-def test_common_latex_reads_quotes_and_ellipses_as_pylatexenc_does(examples):
-    def check(s):
-        fast = text._common_latex(s)
-        if fast is None or text._LATEX_TRIGGERS.isdisjoint(s) or text._only_grouping(s):
-            return  # latex_decode's earlier paths read these
-        if not any(q in s for q in text._PYLATEXENC_QUIRKS):  # where quote-free texts differ
-            assert fast == text._pylatexenc_decode(s), s
-
-    holds(pieces(QUOTED_PIECES, 12), check, examples)
 
 
 @pytest.mark.parametrize(

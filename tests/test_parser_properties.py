@@ -350,14 +350,21 @@ LATEX_PIECES = [
 ]  # fmt: skip
 
 
+QUOTED_PIECES = [*LATEX_PIECES, "``", "''", "`", "'", "!`", "?`", "\\dots", "\\ldots{}", "\\`",
+                 "\\'", "\n", "\n \n", "\t"]
+"""With TeX quotes, ellipses and paragraph breaks, which the common path also reads."""
+
+
 @pytest.mark.parametrize("examples", BUDGETS)
-def test_common_latex_path_agrees_with_pylatexenc(examples):
+@pytest.mark.parametrize("alphabet", [LATEX_PIECES, QUOTED_PIECES], ids=["latex", "quoted"])
+def test_common_latex_path_agrees_with_pylatexenc(examples, alphabet):
     from citelsp.documents import text
 
     def check(s):
         fast = text._common_latex(s)
         if fast is None or text._LATEX_TRIGGERS.isdisjoint(s) or text._only_grouping(s):
             return  # latex_decode's earlier paths read these
-        assert fast == text._pylatexenc_decode(s), s
+        if not any(q in s for q in text._PYLATEXENC_QUIRKS):  # where quote-free texts differ
+            assert fast == text._pylatexenc_decode(s), s
 
-    holds(pieces(LATEX_PIECES, 12), check, examples)
+    holds(pieces(alphabet, 12), check, examples)
