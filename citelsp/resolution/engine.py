@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 import httpx
@@ -120,15 +120,10 @@ class Engine:
         if self._inflight.get(key) is shared:
             del self._inflight[key]
 
-    @contextlib.contextmanager
-    def cached_pass(self) -> Iterator[None]:
+    def cached_pass(self) -> contextlib.AbstractContextManager[None]:
         """A pass of ``from_cache`` over many references: keys not cached when it began are
         misses without a database query (``AnswerCache.pass_over``)."""
-        if self.cache is None:
-            yield
-            return
-        with self.cache.pass_over():
-            yield
+        return contextlib.nullcontext() if self.cache is None else self.cache.pass_over()
 
     async def from_cache(self, ref: Reference) -> Resolution:
         """The resolution from cached answers alone; ``complete`` is False when it needed an
