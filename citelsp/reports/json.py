@@ -12,7 +12,9 @@ from collections.abc import Iterable, Iterator
 import orjson
 
 from citelsp.reports.rows import SEVERITY_NAME, Row, rows
-from citelsp.workspace.snapshot import ReferenceResult, Snapshot
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.outcome import Outcome
+from citelsp.workspace.snapshot import NotAsked, ReferenceResult, Snapshot
 
 
 def _encode(item: object) -> bytes:
@@ -25,7 +27,7 @@ def _encode(item: object) -> bytes:
         return json.dumps(item, ensure_ascii=True).encode("ascii")
 
 
-def outcome_dict(outcome) -> dict:
+def outcome_dict(outcome: Outcome) -> dict:
     return {
         "status": outcome.status,
         "queried_by": outcome.queried_by,
@@ -40,21 +42,22 @@ def outcome_dict(outcome) -> dict:
 
 def sections(snapshot: Snapshot) -> dict[str, Iterable[object]]:
     """The report's four lists, each built as it is written."""
+    not_asked = NotAsked()
     return {
         "summaries": snapshot.summaries(),
-        "outcomes": (_outcomes(r) for r in snapshot.results),
+        "outcomes": (_outcomes(r, not_asked) for r in snapshot.results),
         "checklist": (r.judgement.item.to_dict() for r in snapshot.results
                       if r.judgement.item is not None),
         "diagnostics": (_diagnostic(row) for row in rows(snapshot)),
     }
 
 
-def _outcomes(result: ReferenceResult) -> dict:
+def _outcomes(result: ReferenceResult, not_asked: NotAsked) -> dict:
     resolution = result.resolution
     decision = result.current_decision
     return {
         "citation_key": result.reference.key,
-        "resolvers": {name: outcome_dict(o) for name, o in resolution.outcomes.items()},
+        "resolvers": not_asked.made(resolution, _resolvers),
         "cache_age_days": resolution.cache_age_days,
         "cache_stale_advisory": resolution.cache_stale_advisory,
         "human_decision": None if decision is None else {
@@ -63,6 +66,10 @@ def _outcomes(result: ReferenceResult) -> dict:
             "decided_at": decision.decided_at,
         },
     }
+
+
+def _resolvers(resolution: Resolution) -> dict:
+    return {name: outcome_dict(o) for name, o in resolution.outcomes.items()}
 
 
 def _diagnostic(row: Row) -> dict:

@@ -107,11 +107,9 @@ class HttpClient:
         self._allowed_ports = _allowed_ports(settings)
         self._key_origins = _key_origins(settings)
         self._user_agent = _user_agent(settings.mailto)
-        self._client = httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(settings.timeout_s),
-            follow_redirects=False,
-        )
+        self._transport = transport
+        self._opened: httpx.AsyncClient | None = None
+        self._closed = False
         self.requests_sent = 0
         """Requests handed to the transport, counting every retry and redirect hop."""
 
@@ -121,8 +119,24 @@ class HttpClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """Made at the first request: an offline run sends none, and making one (its TLS
+        context, httpcore) cost a quarter of a second."""
+        if self._closed:
+            raise RuntimeError("the HTTP client is closed")
+        if self._opened is None:
+            self._opened = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(self._settings.timeout_s),
+                follow_redirects=False,
+            )
+        return self._opened
+
     async def aclose(self) -> None:
-        await self._client.aclose()
+        self._closed = True
+        if self._opened is not None:
+            await self._opened.aclose()
 
     async def reserve(self, endpoint: str) -> None:
         """Take ``endpoint``'s next paced slot for the request this task sends next."""

@@ -183,3 +183,13 @@ class Outcome:
     url: str | None = None
     """Where a human can see what the source has (a search or record page)."""
     details: dict = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1024)
+def skipped(resolver: str, why: str, reason: str | None = None, searchable: bool = False
+            ) -> Outcome:
+    """A source not asked, and why (``searchable``: a title search may still run). Shared by
+    every reference with the same one: most outcomes of a large library are one of a few
+    dozen of these, and reports render each once. So it is never changed once made."""
+    return Outcome(resolver, "skipped", None, why, reason=reason,
+                   details={"searchable": searchable})

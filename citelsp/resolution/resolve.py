@@ -45,6 +45,7 @@ from citelsp.resolution.outcome import (
     Outcome,
     Record,
     Unreachable,
+    skipped,
 )
 
 RESOLVERS = (
@@ -127,8 +128,7 @@ class _Run:
              searchable: bool = False) -> None:
         """Mark ``resolver`` as not asked; ``searchable`` lets a title search still run."""
         if resolver not in self.outcomes:
-            self.set(resolver, "skipped", None, why, reason=reason,
-                     details={"searchable": searchable})
+            self.outcomes[resolver] = skipped(resolver, why, reason, searchable)
 
     def matched(self) -> Outcome | None:
         """The first match in ``RESOLVERS`` order, so reports do not depend on timing."""

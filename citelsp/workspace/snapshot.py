@@ -3,16 +3,21 @@ judgement, human decision and citations, and every problem placed in its file.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from citelsp.documents.model import Citation, Problem, Reference
 from citelsp.documents.parse import Document
 from citelsp.resolution.asking import Resolution
+from citelsp.resolution.outcome import Outcome
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.decisions import Decision
 from citelsp.verdict.reduce import summary_outcomes
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,10 +105,13 @@ class Snapshot:
     def summaries(self) -> list[dict]:
         """Seed-000 summaries: one per (citation_key, ref_slug) pair (DESIGN.md §10)."""
         rows = []
+        now = _timestamp(self.generated_at)
+        not_asked = NotAsked()
         for result in self.results:
             resolution = result.resolution
             times = [o.checked_at for o in resolution.outcomes.values() if o.checked_at]
-            stamp = max(times) if times else self.generated_at
+            stamp = _timestamp(max(times)) if times else now
+            summary = not_asked.made(resolution, _summary_outcomes)
             slugs: dict[str, bool] = {}
             for citation in result.citations:
                 if citation.syntax == "marker":
@@ -116,9 +124,37 @@ class Snapshot:
                     "ref_slug": slug,
                     "lookup_verified": result.judgement.verdict,
                     "anchor_present": anchored,
-                    "verification_timestamp": stamp.astimezone(UTC).isoformat().replace(
-                        "+00:00", "Z"),
-                    "resolver_outcomes": summary_outcomes(resolution.outcomes,
-                                                          resolution.authoritative),
+                    "verification_timestamp": stamp,
+                    "resolver_outcomes": summary,
                 })
         return rows
+
+
+class NotAsked:
+    """What a report makes from the outcomes of a reference no source was asked about, made
+    once for each set of them: they are shared (``outcome.skipped``), and in an offline
+    check of a large library nearly every reference has one of a few such sets. One per kind
+    of thing made (``make``)."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple, tuple[tuple[Outcome, ...], Any]] = {}
+        """By authoritative resolver, names and outcome ids; the value keeps the outcomes
+        alive, so no id is reused while this exists."""
+
+    def made(self, resolution: Resolution, make: Callable[[Resolution], T]) -> T:
+        outcomes = resolution.outcomes
+        if not all(o.status == "skipped" for o in outcomes.values()):
+            return make(resolution)
+        shape = (resolution.authoritative, *outcomes, *map(id, outcomes.values()))
+        hit = self._made.get(shape)
+        if hit is None:
+            hit = self._made[shape] = (tuple(outcomes.values()), make(resolution))
+        return hit[1]
+
+
+def _summary_outcomes(resolution: Resolution) -> dict[str, dict]:
+    return summary_outcomes(resolution.outcomes, resolution.authoritative)
+
+
+def _timestamp(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
