@@ -7,10 +7,12 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.documents.model import Manuscript
+from citelsp.reports import json as json_report
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.resolution.outcome import Outcome
 from citelsp.verdict.decisions import Decision
+from citelsp.verdict.reduce import summary_outcomes
 from citelsp.workspace import Workspace
 
 BIB = """@article{a, title = {Deep Learning for Cats}, author = {Doe, Jane}, year = 2020,
@@ -150,3 +152,38 @@ def test_findings_move_with_their_entry_when_an_edit_above_shifts_it(tmp_path):
     moved = len("% a comment line\n")
     assert after["DOI_REFUTED"] == before["DOI_REFUTED"].shifted(moved)
     assert shifted[after["DOI_REFUTED"].start:after["DOI_REFUTED"].end] == "10.1000/abc"
+
+
+def _work(n: int) -> str:
+    doi = f", doi = {{10.1000/w{n}}}" if n % 2 else ""
+    return (f"@article{{w{n}, title = {{Work number {n}}}, author = {{Doe, Jane}}, "
+            f"year = 2020{doi}}}\n")
+
+
+MANY = "".join(map(_work, range(6))) + "@misc{manual, title = {A Talk}, note = {manual}}\n"
+
+
+async def test_offline_references_share_the_outcomes_of_sources_not_asked(tmp_path):
+    """Offline with nothing cached, references of one shape share each "not asked" outcome,
+    and the reports render each shared set once: what they write must be what rendering
+    every reference on its own writes."""
+    (tmp_path / "refs.bib").write_text(MANY + BIB, encoding="utf-8")
+    ws = Workspace(Settings(offline=True, cache_dir=tmp_path / "cache"), [tmp_path])
+    ws.open((tmp_path / "refs.bib").resolve().as_uri(), MANY + BIB)
+    refuted(ws, "a")  # one reference with an answer among those without
+    await ws.verify_now()
+    snapshot = ws.snapshot()
+    by_key = {r.reference.key: r.resolution.outcomes for r in snapshot.results}
+    assert by_key["w0"]["arxiv"] is by_key["w2"]["arxiv"]  # "not asked: no arXiv id"
+    assert by_key["w1"]["crossref"] is by_key["w3"]["crossref"]  # "offline: no cached answer"
+
+    sections = json_report.sections(snapshot)
+    summaries = snapshot.summaries()
+    assert [s["resolver_outcomes"] for s in summaries] == [
+        summary_outcomes(r.resolution.outcomes, r.resolution.authoritative)
+        for r in snapshot.results]
+    assert [o["resolvers"] for o in sections["outcomes"]] == [
+        {n: json_report.outcome_dict(o) for n, o in r.resolution.outcomes.items()}
+        for r in snapshot.results]
+    assert len({len(s["resolver_outcomes"]) for s in summaries}) == 1
+    assert {s["citation_key"]: s["lookup_verified"] for s in summaries}["a"] == "false"

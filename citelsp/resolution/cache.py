@@ -97,10 +97,11 @@ class AnswerCache:
 
     def get(self, resolver: str, form: str, query: str) -> CachedAnswer | None:
         """The stored answer; ``None`` when absent, expired, of another version or unreadable."""
-        if self._cache is None:
+        present = self._present
+        if self._cache is None or present is not None and not present:
             return None
         key = self._key(resolver, form, query)
-        if self._present is not None and key not in self._present:
+        if present is not None and key not in present:
             return None
         try:
             raw = self._cache.get(key)

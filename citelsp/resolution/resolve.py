@@ -85,6 +85,8 @@ class _Run:
         self.agency: str | None = None
         self.authoritative: str | None = None
         self.incomplete = False
+        self.any_matched = False
+        """Some outcome was ever set matched (a later one may have replaced it)."""
         self.candidates: dict[str, tuple[Record, ...]] = {}
         """Title-search candidates by resolver; scored for near matches only if nothing
         matched (scoring every miss would dominate the cost of a cached reopen)."""
@@ -122,6 +124,8 @@ class _Run:
             outcome.from_cache = asked.from_cache
             outcome.cache_age_days = asked.age_days
         self.outcomes[resolver] = outcome
+        if status == "matched":
+            self.any_matched = True
         return outcome
 
     def skip(self, resolver: str, why: str, reason: str | None = None,
@@ -132,6 +136,8 @@ class _Run:
 
     def matched(self) -> Outcome | None:
         """The first match in ``RESOLVERS`` order, so reports do not depend on timing."""
+        if not self.any_matched:  # asked after every step; most often nothing matched
+            return None
         found = (self.outcomes.get(name) for name in RESOLVERS)
         return next((o for o in found if o is not None and o.status == "matched"), None)
 
