@@ -98,6 +98,24 @@ def json_ok(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, json={"message": {"title": ["A title"]}})
 
 
+async def test_the_httpx_client_is_made_at_the_first_request_only(fake_time, monkeypatch):
+    """An offline run sends nothing, so it never pays for a client (its TLS context); a
+    closed client sends nothing more."""
+    made = []
+    original = httpx.AsyncClient
+    monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: made.append(kw) or original(**kw))
+    idle, _ = client_for(json_ok, fake_time)
+    await idle.aclose()
+    assert made == []
+    client, recorder = client_for(json_ok, fake_time)
+    for _ in range(2):
+        assert isinstance(await client.get("crossref", "/works/10.1000/xyz"), HttpResponse)
+    assert len(made) == 1 and len(recorder.requests) == 2
+    await client.aclose()
+    assert isinstance(await client.get("crossref", "/works/10.1000/xyz"), Unreachable)
+    assert len(made) == 1 and len(recorder.requests) == 2
+
+
 async def test_json_200_is_a_response(fake_time):
     client, recorder = client_for(json_ok, fake_time)
     response = await client.get("crossref", "/works/" + quote_path("10.1000/xyz"))
