@@ -206,3 +206,13 @@ def test_record_line_makes_only_allowlisted_links():
     assert all(links.allowed(t) and urlsplit(t).netloc in ("doi.org", "arxiv.org")
                for t in targets)
     assert "evil.example" not in "".join(urlsplit(t).netloc for t in targets)
+
+
+URL_BY_CHARACTER = re.compile(r"(?:[A-Za-z0-9\-._~:/?#@!$&+,;=]|%[0-9A-Fa-f]{2})*")
+"""The allowed URL text as its definition reads: one character or one escape at a time."""
+
+
+@given(st.lists(st.one_of(IDENTIFIERS, st.sampled_from(["%", "%2", "%2f", "%G1", "a", "/"])),
+                max_size=8).map("".join))
+def test_the_url_pattern_accepts_what_its_definition_does(text):
+    assert bool(links._URL.fullmatch(text)) == bool(URL_BY_CHARACTER.fullmatch(text))
