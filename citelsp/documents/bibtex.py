@@ -376,18 +376,11 @@ class _Reader:
             at = self.inline_block(block_end, end)
         read = max(read, end + 1)  # one past the text's end: more text would change it
         notes = [n for b in blocks for n in _notes(b)]
-        return _Chunk(
-            base=base,
-            length=end - start,
-            read=read - start,
-            head=head - start,
-            tail=max(tail - start, 1),
-            strong=_STRONG_HEAD.match(text, start) is not None,
-            blocks=tuple(blocks),
-            built=[None] * len(blocks),
-            strings=any(b.kind == "string" for b in blocks),
-            notes=tuple(notes),
-        )
+        return _Chunk(  # positional, as it is built for every block of a library
+            base, end - start, read - start, head - start, max(tail - start, 1),
+            _STRONG_HEAD.match(text, start) is not None, tuple(blocks),
+            any(b.kind == "string" for b in blocks), tuple(notes), [None] * len(blocks),
+        )  # fmt: skip
 
 
 def _notes(block: RawBlock) -> tuple[Note, ...]:

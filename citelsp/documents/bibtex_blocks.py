@@ -9,6 +9,7 @@ differ, are listed in ``bibtex.py``'s docstring.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from citelsp.documents.model import Field, Severity, SpanBase
@@ -169,6 +170,12 @@ def _rstripped(text: str, start: int, end: int) -> int:
     return end
 
 
+@lru_cache(maxsize=4096)
+def _lowered(name: str) -> str:
+    """A field name lowercased, one string per name: a library repeats a few names."""
+    return name.lower()
+
+
 def is_glossary_type(entry_type: str) -> bool:
     return entry_type in GLOSSARY_TYPES or entry_type.startswith(_GLOSSARY_PREFIXES)
 
@@ -253,19 +260,11 @@ class _Tokenizer:
         else:
             fields, names, end = self.fields(after + 1)
         kind = "entry" if _is_work(entry_type, names) else "data"
-        return RawBlock(
-            kind=kind,
-            start=start - base,
-            entry_type=entry_type,
-            key=text,
-            key_start=key_start - base,
-            key_end=key_end - base,
-            end=end - base,
-            fields=fields,
-            names=names,
-            macro_fields=tuple(self.macro_fields),
-            notes=self.notes(text, key_start, key_end, fields, names) if kind == "entry" else (),
-        )
+        notes = self.notes(text, key_start, key_end, fields, names) if kind == "entry" else ()
+        return RawBlock(  # positional: a class called with keywords builds a dict
+            kind, start - base, end - base, entry_type, text, key_start - base, key_end - base,
+            fields, names, "", tuple(self.macro_fields), notes,
+        )  # fmt: skip
 
     def fields(self, pos: int) -> tuple[tuple[Field | RawField, ...], tuple[str, ...], int]:
         """``name = value`` pairs up to the closing delimiter; returns them, their names and
@@ -274,17 +273,9 @@ class _Tokenizer:
         out: list[Field | RawField] = []
         names: list[str] = []
         while True:
-            simple = _SIMPLE_FIELD.match(s, pos, n)
-            if simple is None or (after := simple.end()) >= n or s[after] not in (",", closing):
-                simple = _SPACED_FIELD.match(s, pos, n)
-            if simple is not None and (after := simple.end()) < n and s[after] in (",", closing):
-                field = self.simple_field(simple)
-                out.append(field)
-                names.append(field.name)
-                if s[after] == closing:
-                    return tuple(out), tuple(names), after + 1
-                pos = after + 1
-                continue
+            pos, closed = self.simple_fields(pos, out, names)
+            if closed:
+                return tuple(out), tuple(names), pos
             pos = self.skip_ws(pos)
             if pos >= n:
                 raise Malformed(self.unclosed(out), n - 1)
@@ -310,20 +301,38 @@ class _Tokenizer:
                     pos,
                 )
 
-    def simple_field(self, m: re.Match[str]) -> Field | RawField:
-        """A field matched by ``_SIMPLE_FIELD`` or ``_SPACED_FIELD``: group 2 braced,
-        3 quoted, 4 number, 5 macro."""
-        base, group = self.base, m.lastindex
-        name, text = m.group(1, group)
-        name_start, name_end = m.span(1)
-        start, end = m.span(group)
-        if group == 5:
-            field = RawField(name.lower(), ((text, True),), name_start - base, name_end - base,
-                             start - base, end - base)  # fmt: skip
-            self.macro_fields.append(field)
-            return field
-        return Field.relative(self.span_base, name.lower(), text, start - base, end - base,
-                              name_start - base, name_end - base)  # fmt: skip
+    def simple_fields(self, pos: int, out: list[Field | RawField], names: list[str]
+                      ) -> tuple[int, bool]:
+        """Reads the fields from ``pos`` on that ``_SIMPLE_FIELD`` or ``_SPACED_FIELD`` match
+        (nearly all), one regex call and no other call but the Field's each; returns where
+        it stopped and whether that is past the closing delimiter."""
+        s, closing, n, base, span_base = self.s, self.closing, self.n, self.base, self.span_base
+        simple, spaced, relative = _SIMPLE_FIELD.match, _SPACED_FIELD.match, Field.relative
+        while True:
+            m = simple(s, pos, n)
+            if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
+                m = spaced(s, pos, n)
+                if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
+                    return pos, False
+            group = m.lastindex  # 2 braced, 3 quoted, 4 number, 5 macro
+            regs = m.regs
+            name_start, name_end = regs[1]
+            start, end = regs[group]
+            name = _lowered(s[name_start:name_end])
+            if group == 5:
+                field: Field | RawField = RawField(
+                    name, ((s[start:end], True),), name_start - base, name_end - base,
+                    start - base, end - base,
+                )  # fmt: skip
+                self.macro_fields.append(field)
+            else:
+                field = relative(span_base, name, s[start:end], start - base, end - base,
+                                 name_start - base, name_end - base)  # fmt: skip
+            out.append(field)
+            names.append(name)
+            pos = after + 1
+            if c == closing:
+                return pos, True
 
     def value_span(self, field: Field | RawField) -> tuple[int, int]:
         """Where a field's value is in the text."""
