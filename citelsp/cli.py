@@ -291,26 +291,24 @@ def check(ns: argparse.Namespace) -> int:
     errors += input_errors
     for error in errors:
         print(f"citelsp: {error}", file=sys.stderr)
-    found = rows(snapshot)  # placed once for the report, the summary and the exit status
     if ns.format == "text":
         color = ns.color == "always" or ns.color == "auto" and sys.stdout.isatty() \
             and not os.environ.get("NO_COLOR")
-        sys.stdout.write(text_report.render(snapshot, found, locations=ns.locations,
-                                            color=color))
+        sys.stdout.write(text_report.render(snapshot, locations=ns.locations, color=color))
     else:
         if ns.format == "json":  # written as it is built: a large library is not held twice
             sys.stdout.flush()
-            sys.stdout.buffer.writelines(json_report.chunks(snapshot, found))
+            sys.stdout.buffer.writelines(json_report.chunks(snapshot))
         else:
             sys.stdout.write(RENDERERS[ns.format](snapshot))
         if not ns.quiet:
-            print(text_report.summary(snapshot, found), file=sys.stderr)
+            print(text_report.summary(snapshot), file=sys.stderr)
     if errors:
         return EXIT_USAGE
     if ns.fail_on == "never":
         return EXIT_OK
     threshold = PRIORITIES.index(ns.fail_on)
-    if any(PRIORITIES.index(row.priority) <= threshold for row in found):
+    if any(PRIORITIES.index(row.priority) <= threshold for row in rows(snapshot)):
         return EXIT_FINDINGS
     coverage = snapshot.coverage()
     if coverage.checkable and coverage.checked == 0:

@@ -8,6 +8,7 @@ from pathlib import Path
 from citelsp.config import Settings
 from citelsp.documents.model import Manuscript
 from citelsp.reports import json as json_report
+from citelsp.reports.rows import rows
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.resolution.outcome import Outcome
@@ -187,3 +188,18 @@ async def test_offline_references_share_the_outcomes_of_sources_not_asked(tmp_pa
         for r in snapshot.results]
     assert len({len(s["resolver_outcomes"]) for s in summaries}) == 1
     assert {s["citation_key"]: s["lookup_verified"] for s in summaries}["a"] == "false"
+
+
+def test_rows_are_placed_once_per_snapshot(tmp_path):
+    """The report, the summary and the exit status of one check share one placing; a new
+    snapshot (after an edit) is placed anew."""
+    ws, uris = workspace(tmp_path)
+    ws.open(uris["paper.md"], PAPER)
+    refuted(ws, "a")
+    first = ws.snapshot()
+    assert rows(first) is rows(first)
+    assert "DOI_REFUTED" in {r.code for r in rows(first)}
+    ws.open(uris["paper.md"], PAPER.replace("[@missing]", ""))
+    again = ws.snapshot()
+    assert rows(again) is not rows(first)
+    assert "DANGLING_CITATION" in {r.code for r in rows(first)} - {r.code for r in rows(again)}

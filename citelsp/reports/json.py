@@ -40,18 +40,15 @@ def outcome_dict(outcome: Outcome) -> dict:
     }
 
 
-def sections(snapshot: Snapshot, found: list[Row] | None = None
-             ) -> dict[str, Iterable[object]]:
-    """The report's four lists, each built as it is written; ``found``: the snapshot's
-    ``rows``, when the caller has them already."""
+def sections(snapshot: Snapshot) -> dict[str, Iterable[object]]:
+    """The report's four lists, each built as it is written."""
     not_asked = NotAsked()
     return {
         "summaries": snapshot.summaries(),
         "outcomes": (_outcomes(r, not_asked) for r in snapshot.results),
         "checklist": (r.judgement.item.to_dict() for r in snapshot.results
                       if r.judgement.item is not None),
-        "diagnostics": (_diagnostic(row) for row in (rows(snapshot) if found is None
-                                                      else found)),
+        "diagnostics": (_diagnostic(row) for row in rows(snapshot)),
     }
 
 
@@ -89,11 +86,11 @@ def _diagnostic(row: Row) -> dict:
     }
 
 
-def chunks(snapshot: Snapshot, found: list[Row] | None = None) -> Iterator[bytes]:
+def chunks(snapshot: Snapshot) -> Iterator[bytes]:
     """The report in UTF-8 pieces, one record a line: written as it is built (a library of
-    10,000 entries is never held twice in memory). ``found`` as for ``sections``."""
+    10,000 entries is never held twice in memory)."""
     yield b"{"
-    for n, (name, items) in enumerate(sections(snapshot, found).items()):
+    for n, (name, items) in enumerate(sections(snapshot).items()):
         yield (b"\n" if n == 0 else b",\n") + f'  "{name}": ['.encode()
         yield from _records(items, b"    ")
         yield b"]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from citelsp.documents.model import Severity
@@ -41,7 +42,20 @@ class Row:
         return f"{self.path}:{self.start[0] + 1}:{self.start[1] + 1}"
 
 
+_PLACED: weakref.WeakKeyDictionary[Snapshot, list[Row]] = weakref.WeakKeyDictionary()
+
+
 def rows(snapshot: Snapshot) -> list[Row]:
+    """Every problem of the snapshot as a row, sorted by place. Remembered per snapshot:
+    a check asks for them for its report, its summary and its exit status (0.24 s each for
+    a 10 MB library); callers share the list, so none may change it."""
+    found = _PLACED.get(snapshot)
+    if found is None:
+        found = _PLACED[snapshot] = _placed(snapshot)
+    return found
+
+
+def _placed(snapshot: Snapshot) -> list[Row]:
     files: dict[str, tuple[str, LineIndex]] = {}
     out = []
     for uri, problem in snapshot.problems:

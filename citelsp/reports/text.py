@@ -19,10 +19,8 @@ MAX_PLACES = 5
 """Citing places listed on one line; more are counted."""
 
 
-def render(snapshot: Snapshot, found: list[Row] | None = None, *, locations: str = "entry",
-           color: bool = False) -> str:
-    """``found``: the snapshot's ``rows``, when the caller has them already."""
-    found = rows(snapshot) if found is None else found
+def render(snapshot: Snapshot, *, locations: str = "entry", color: bool = False) -> str:
+    found = rows(snapshot)
     lines = [_line(row, places, color) for row, places in _grouped(found, locations)]
     lines.append(summary(snapshot, found))
     return "\n".join(lines) + "\n"

@@ -76,8 +76,10 @@ class Coverage:
                 f"not be checked ({causes})")
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Snapshot:
+    """Compared by identity: reports remember what they derive from one (``rows``)."""
+
     documents: dict[str, Document]
     """The documents reported on, by URI (their text places the problems)."""
     problems: list[tuple[str, Problem]]
