@@ -17,8 +17,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
@@ -32,6 +31,9 @@ from citelsp.resolution.outcome import Found, Record, Unreachable
 from citelsp.resolution.pacing import RANK
 from citelsp.resolution.resolve import resolve_reference
 from citelsp.resolution.sources import Sources
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 

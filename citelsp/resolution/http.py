@@ -10,21 +10,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
+import importlib.util
 import ipaddress
 import json
 import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from citelsp import __version__, links
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Origin, Pacer, origin_of
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def _loaded_on_first_use(name: str) -> ModuleType:
+    """``name``, executed when an attribute is first read (``importlib.util.LazyLoader``):
+    an offline check sends no request, and importing httpx took a tenth of its start-up."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None, name
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+httpx = _loaded_on_first_use("httpx")  # noqa: F811 (the real module for type checkers)
 
 log = logging.getLogger("citelsp.http")
 
@@ -104,14 +126,20 @@ class HttpClient:
         self._settings = settings
         self._secrets = settings.secrets()
         self._pacer = pacer or Pacer.from_settings(settings)
-        self._allowed_ports = _allowed_ports(settings)
-        self._key_origins = _key_origins(settings)
         self._user_agent = _user_agent(settings.mailto)
         self._transport = transport
         self._opened: httpx.AsyncClient | None = None
         self._closed = False
         self.requests_sent = 0
         """Requests handed to the transport, counting every retry and redirect hop."""
+
+    @functools.cached_property
+    def _allowed_ports(self) -> dict[str, set[int | None]]:
+        return _allowed_ports(self._settings)
+
+    @functools.cached_property
+    def _key_origins(self) -> dict[str, frozenset[Origin]]:
+        return _key_origins(self._settings)
 
     async def __aenter__(self) -> HttpClient:
         return self
