@@ -106,6 +106,19 @@ def test_offline_says_so_fast_and_exits_three(tmp_path):
     assert never.returncode == 0
 
 
+def test_an_offline_check_never_loads_the_http_stack(tmp_path):
+    """httpx is loaded at the first request (``resolution.http``): an offline check sends
+    none, so it does not pay for the import."""
+    write(tmp_path, **{"refs.bib": FAKE})
+    probe = ("import sys; from citelsp import cli; "
+             "code = cli.main(['check', '--offline', '--quiet', 'refs.bib']); "
+             "print(code, 'httpx._client' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.stderr.split()[-2:] == ["3", "False"], done.stderr
+    assert "P2 UNREACHABLE fake" in done.stdout
+
+
 def test_one_line_per_item_at_the_entry_with_its_citations(api, tmp_path):
     write(tmp_path, **{"refs.bib": FAKE, "paper.md": PAPER})
     done = run_cli(api, "check", "paper.md", cache_dir=tmp_path / "c", cwd=tmp_path)

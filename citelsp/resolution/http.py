@@ -46,7 +46,7 @@ def _loaded_on_first_use(name: str) -> ModuleType:
     return module
 
 
-httpx = _loaded_on_first_use("httpx")  # noqa: F811 (the real module for type checkers)
+httpx = _loaded_on_first_use("httpx")
 
 log = logging.getLogger("citelsp.http")
 
