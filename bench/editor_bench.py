@@ -338,8 +338,12 @@ async def start_client(root: Path, env: dict[str, str], recorder: Recorder,
     def progressed(params: types.ProgressParams) -> None:
         recorder.on_progress(params)
 
-    profiler = ("-m", "cProfile", "-o", str(profile)) if profile is not None else ()
-    await client.start_io(sys.executable, *profiler, "-m", "citelsp", env=env)
+    # ``cli.main``, not ``python -m citelsp``: that ends in ``os._exit``, before cProfile
+    # writes its file.
+    command = ("-m", "citelsp") if profile is None else (
+        "-c", f"import cProfile; from citelsp import cli; "
+              f"cProfile.run('cli.main([\"serve\"])', {str(profile)!r})")
+    await client.start_io(sys.executable, *command, env=env)
     await asyncio.wait_for(client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual_studio_code"),
         root_uri=root.as_uri(),

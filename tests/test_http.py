@@ -116,6 +116,29 @@ async def test_the_httpx_client_is_made_at_the_first_request_only(fake_time, mon
     assert len(made) == 1 and len(recorder.requests) == 2
 
 
+async def test_prepare_makes_the_client_off_the_loop_once(fake_time, monkeypatch):
+    """The language server makes its client ahead of the first request, in a worker thread;
+    requests then use it, and a client closed meanwhile keeps nothing open."""
+    made = []
+    original = httpx.AsyncClient
+    monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: made.append(original(**kw)) or made[-1])
+    client, recorder = client_for(json_ok, fake_time)
+    await client.prepare()
+    assert len(made) == 1
+    await client.prepare()
+    assert isinstance(await client.get("crossref", "/works/10.1000/xyz"), HttpResponse)
+    assert len(made) == 1 and len(recorder.requests) == 1
+    await client.aclose()
+    assert made[0].is_closed
+
+    late, _ = client_for(json_ok, fake_time)
+    preparing = asyncio.ensure_future(late.prepare())
+    await asyncio.sleep(0)  # the thread is making it
+    await late.aclose()
+    await preparing
+    assert len(made) == 2 and made[1].is_closed
+
+
 async def test_json_200_is_a_response(fake_time):
     client, recorder = client_for(json_ok, fake_time)
     response = await client.get("crossref", "/works/" + quote_path("10.1000/xyz"))
@@ -477,6 +500,17 @@ async def test_api_keys_go_only_to_their_own_endpoint(fake_time):
         assert "x-api-key" not in request.headers
         assert "api_key" not in request.url.params
         assert request.url.params["q"] == "a b"
+
+
+async def test_a_response_names_its_url_without_the_key(fake_time):
+    """What a resolver keeps (and a report may show) never carries the API key."""
+    client, recorder = client_for(json_ok, fake_time)
+    keyed = await client.get("openalex", "/works", params={"search": "a b"})
+    plain = await client.get("crossref", "/works", params={"query": "a b"})
+    assert recorder.requests[0].url.params["api_key"] == OPENALEX_KEY
+    assert OPENALEX_KEY not in keyed.url and "api_key" not in keyed.url
+    assert keyed.url == "https://api.openalex.org/works?search=a+b"
+    assert plain.url == "https://api.crossref.org/works?query=a+b"
 
 
 async def test_api_key_header_is_not_carried_to_another_host(fake_time):

@@ -209,6 +209,12 @@ class Engine:
         if self.cache is not None:
             self.cache.clear()
 
+    async def prepare(self) -> None:
+        """Make what the first request needs now, off the event loop (``HttpClient.prepare``);
+        nothing offline."""
+        if not self.settings.offline:
+            await self.http.prepare()
+
     async def aclose(self) -> None:
         for shared in list(self._inflight.values()):
             shared.task.cancel()

@@ -154,12 +154,29 @@ class HttpClient:
         if self._closed:
             raise RuntimeError("the HTTP client is closed")
         if self._opened is None:
-            self._opened = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(self._settings.timeout_s),
-                follow_redirects=False,
-            )
+            self._opened = self._make_client(httpx.AsyncClient)
         return self._opened
+
+    def _make_client(self, client_class: type[httpx.AsyncClient]) -> httpx.AsyncClient:
+        return client_class(
+            transport=self._transport,
+            timeout=httpx.Timeout(self._settings.timeout_s),
+            follow_redirects=False,
+        )
+
+    async def prepare(self) -> None:
+        """Make the client in a worker thread, ahead of the first request: a long-lived
+        process (the language server) would otherwise stall its event loop for a quarter of
+        a second (the TLS context) while the writer waits for a hover."""
+        if self._opened is not None or self._closed:
+            return
+        # httpx is loaded here, on the loop's thread: a lazily loaded module is not safe to
+        # load from two threads at once (Python 3.11).
+        made = await asyncio.to_thread(self._make_client, httpx.AsyncClient)
+        if self._opened is None and not self._closed:  # only the loop's thread assigns
+            self._opened = made
+        else:  # a request made its own meanwhile, or the client was closed
+            await made.aclose()
 
     async def aclose(self) -> None:
         self._closed = True
@@ -351,7 +368,8 @@ class HttpClient:
     ) -> HttpResponse | Unreachable | _RateLimited | _Redirect:
         host = request.url.host
         self.requests_sent += 1
-        log.debug("%s %s", request.method, self._display(request.url))
+        if log.isEnabledFor(logging.DEBUG):  # the display URL costs a parse of the URL
+            log.debug("%s %s", request.method, self._display(request.url))
         try:
             async with asyncio.timeout(self._settings.timeout_s):
                 response = await self._client.send(request, stream=True)
@@ -463,7 +481,9 @@ class HttpClient:
 
     def _public_url(self, url: httpx.URL) -> str:
         """``url`` without credentials or API key."""
-        return self._scrub(str(url.copy_with(userinfo=b"").copy_remove_param(_SECRET_PARAM)))
+        if url.userinfo or _SECRET_PARAM.encode() in url.query:  # else nothing to remove:
+            url = url.copy_with(userinfo=b"").copy_remove_param(_SECRET_PARAM)  # no re-parse
+        return self._scrub(str(url))
 
     def _display(self, url: httpx.URL) -> str:
         """``url`` fit for a reason or a log: public and of bounded length."""

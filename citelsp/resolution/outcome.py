@@ -6,7 +6,7 @@ reference (DESIGN.md §8), so two entries citing one DOI are judged separately.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import lru_cache
 from typing import Literal
@@ -65,7 +65,15 @@ class Record:
         return min(self.years) if self.years else None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """As JSON data, what ``asdict`` gives: written out, because ``asdict`` deep-copies
+        every value and took a third of storing a title search's answer, on the event loop."""
+        data = {name: getattr(self, name) for name in _RECORD_FIELDS}
+        data["authors"] = tuple(
+            {"family": p.family, "given": p.given, "literal": p.literal} for p in self.authors)
+        data["retractions"] = tuple(
+            {"source": r.source, "notice_doi": r.notice_doi, "date": r.date, "kind": r.kind}
+            for r in self.retractions)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Record:
@@ -88,6 +96,7 @@ class Record:
         return record
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(Record))
 _RECORD_DEFAULTS = {f.name: f.default for f in fields(Record) if f.name != "source"}
 _RECORD_TUPLES = ("titles", "short_titles", "years", "venue_aliases", "issns")
 

@@ -16,7 +16,7 @@ import itertools
 import logging
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 WORKERS = 16
 SHOW_CACHED_EVERY_S = 1.0
 """How often a pass over cached answers shows the verdicts it has so far."""
+TURN_S = 0.015
+"""How long a pass over references runs before it lets handlers in (``_Turns``)."""
 NEAR_CURSOR = 8
 """Results for the references this close to the front of the queue (the citations nearest
 the cursor, an edited entry) are shown at once; the rest at the throttled pace."""
@@ -60,10 +62,14 @@ class Listener:
 
 
 class Verifier:
-    def __init__(self, listener: Listener | None = None) -> None:
+    def __init__(self, listener: Listener | None = None, *,
+                 resolved: Callable[[Reference, Resolution], object] | None = None) -> None:
+        """``resolved`` is called with each reference a worker resolved, in that worker's
+        turn of the event loop, before the listener hears of it."""
         self.engine: Engine | None = None
         self.results: dict[str, Resolution] = {}
         self.listener = listener or Listener()
+        self._resolved = resolved
         self._identities: weakref.WeakKeyDictionary[Reference, str] = weakref.WeakKeyDictionary()
         self._queue: list[tuple[int, int, str, bool]] = []
         self._queued: dict[str, Reference] = {}
@@ -80,6 +86,8 @@ class Verifier:
         self._wanted: list[Reference] = []
         self._unreachable_streak = 0
         self._told: set[str] = set()
+        self._preparing: asyncio.Task | None = None
+        """``Engine.prepare`` of the current engine (kept referenced until it is done)."""
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -92,6 +100,8 @@ class Verifier:
         self._unreachable_streak = 0
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None
+        if self.engine is not None:  # a task of its own: configuring does not wait for it
+            self._preparing = asyncio.get_running_loop().create_task(self.engine.prepare())
         if settings.offline:
             self._tell(OFFLINE_MESSAGE)
 
@@ -141,9 +151,10 @@ class Verifier:
         if engine is None:
             return
         ordered: dict[str, Reference] = {}
-        for n, ref in enumerate(refs):
-            if n % 100 == 99:
-                await asyncio.sleep(0)  # identities decode titles: stay responsive
+        turns = _Turns()
+        for ref in refs:
+            if turns.due():  # identities decode titles: stay responsive
+                await turns.give()
                 if self.engine is not engine:
                     return
             ordered.setdefault(self.identity(ref), ref)
@@ -171,12 +182,13 @@ class Verifier:
         """Answer from the cache what it can, queue the rest; whether cached verdicts came
         in since they were last shown (None when the engine changed meanwhile)."""
         fresh_cached = False
+        turns = _Turns()
         started = shown = time.monotonic()
         for n, (identity, ref) in enumerate(ordered.items()):
             if identity in self.results or identity in self._running or identity in self._queued:
                 continue  # known: answered (offline: not checked), running or queued
-            if n % 10 == 0:
-                await asyncio.sleep(0)  # keep handlers and the first lookups moving
+            if turns.due():  # keep handlers and the first lookups moving
+                await turns.give()
                 if self.engine is not engine:
                     return None
             cached = await engine.from_cache(ref)
@@ -355,12 +367,32 @@ class Verifier:
             finally:
                 self._running.pop(identity, None)
             self._done += 1
+            if self._resolved is not None:
+                try:
+                    self._resolved(ref, resolution)
+                except Exception:  # shown (or its failure) when the reference is published
+                    log.exception("after verifying %s", ref.key)
             self.listener.report(self._done, self._total)
             self.listener.results_arrived(urgent=near)  # where the writer looks: show it now
             self._watch(resolution)
         if not self._running and not self._queued and self._total:
             self.listener.end(f"Verified {self._done} references")
             self._done = self._total = 0
+
+
+class _Turns:
+    """Lets the event loop in after every ``TURN_S`` of a long pass over references, so a
+    hover never waits longer behind it (however long each reference takes)."""
+
+    def __init__(self) -> None:
+        self._until = time.monotonic() + TURN_S
+
+    def due(self) -> bool:
+        return time.monotonic() >= self._until
+
+    async def give(self) -> None:
+        await asyncio.sleep(0)
+        self._until = time.monotonic() + TURN_S
 
 
 def _worth_showing(since_shown: float, elapsed: float, done: int, total: int) -> bool:

@@ -58,7 +58,7 @@ class Workspace:
         self.corpus = Corpus(settings, list(roots), scan=scan)
         self.graph = CitationGraph(self.corpus)
         self.checks = LocalChecks(self.graph)
-        self.verifier = Verifier(listener)
+        self.verifier = Verifier(listener, resolved=self._judgement)
         self.decisions = DecisionStore(self.root)
         self.decisions.load()
         self.focus: tuple[str, int] | None = None
@@ -215,14 +215,20 @@ class Workspace:
         resolution = self.verifier.result_for(ref)
         if resolution is None:
             return None
-        memo = self._judged.get(ref)
-        if memo is not None and memo[0] is resolution:
-            judgement = memo[1]
-        else:
-            judgement = judge(ref, resolution)
-            self._judged[ref] = (resolution, judgement)
+        judgement = self._judgement(ref, resolution)
         decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
         return ReferenceResult(ref, resolution, judgement, decision, stale, tuple(citations))
+
+    def _judgement(self, ref: Reference, resolution: Resolution) -> Judgement:
+        """Judged once per resolution. The verifier's workers call this as each resolution
+        arrives, so the next publication does not judge a hundred references in one go while
+        a hover waits."""
+        memo = self._judged.get(ref)
+        if memo is not None and memo[0] is resolution:
+            return memo[1]
+        judgement = judge(ref, resolution)
+        self._judged[ref] = (resolution, judgement)
+        return judgement
 
     def pending(self, ref: Reference) -> bool:
         return self.verifier.pending(ref)
