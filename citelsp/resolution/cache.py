@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import diskcache
+import orjson
 
 from citelsp.resolution import cache_file
 from citelsp.resolution.outcome import (
@@ -111,7 +113,7 @@ class AnswerCache:
         if not isinstance(raw, str):
             return None
         try:
-            entry = json.loads(raw)
+            entry = _loads(raw)
             if entry["version"] != self._version:
                 return None
             stored_at, expires_at = float(entry["stored_at"]), float(entry["expires_at"])
@@ -138,7 +140,7 @@ class AnswerCache:
         now = self._clock()
         ttl_s = _ttl_days(answer, kind) * DAY_S
         try:
-            value = json.dumps(
+            value = _dumps(
                 {
                     "version": self._version,
                     "stored_at": now,
@@ -230,6 +232,23 @@ class AnswerCache:
             return
         self.close()
         self._cache = self._open()
+
+
+def _dumps(entry: dict) -> str:
+    """JSON text, by orjson (a cached reopen reads thousands of entries, and storing one ran
+    on the editor's event loop); text orjson refuses (a lone surrogate from a source) is
+    written by ``json`` with escapes. Either reads back with either."""
+    try:
+        return orjson.dumps(entry).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(entry)
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:  # an escaped lone surrogate: only json reads it
+        return json.loads(raw)
 
 
 _string = json.encoder.encode_basestring_ascii
