@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from citelsp.config import Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.workspace import verification
-from citelsp.workspace.verification import SHOW_CACHED_EVERY_S, Listener, Verifier
+from citelsp.workspace.verification import SHOW_CACHED_EVERY_S, TURN_S, Listener, Verifier
 
 
 class Clock:
@@ -76,3 +78,61 @@ async def test_a_long_cached_pass_shows_verdicts_as_they_come_but_not_just_befor
     gaps = [b - a for a, b in zip([100.0, *shown], shown, strict=False)]
     assert all(gap >= SHOW_CACHED_EVERY_S for gap in gaps[:-1])
     assert gaps[-1] >= SHOW_CACHED_EVERY_S / 2, "the last showing is not held back by one"
+
+
+async def test_a_long_pass_lets_handlers_in_after_every_turn(monkeypatch):
+    """However long each reference takes, a hover waits at most about ``TURN_S``."""
+    clock = Clock()
+    monkeypatch.setattr(verification.time, "monotonic", clock)
+    scheduler = Verifier(Listener())
+    scheduler.engine = CachedOnly(clock, 0.004)
+    ran: list[float] = []
+
+    async def handler() -> None:
+        while True:
+            ran.append(clock.now)
+            await asyncio.sleep(0)
+
+    task = asyncio.ensure_future(handler())
+    await scheduler.want(library(200))
+    task.cancel()
+    assert clock.now >= 100.8  # the whole pass ran
+    assert max(b - a for a, b in zip(ran, ran[1:], strict=False)) <= TURN_S + 0.004 + 1e-9
+
+
+@dataclass(frozen=True)
+class Resolved:
+    key: str
+    outcomes: dict = field(default_factory=dict)
+
+
+class Resolving(CachedOnly):
+    """Nothing cached: every reference is resolved by a worker."""
+
+    settings = Settings()
+
+    async def from_cache(self, ref):
+        return Answered(ref.key, complete=False)
+
+    async def resolve(self, ref, refresh=False):
+        return Resolved(ref.key)
+
+
+async def test_each_resolution_is_handed_over_before_the_front_end_hears_of_it():
+    """The workspace judges each resolution in its worker's turn, so a publication after a
+    hundred results does not judge them all at once."""
+    events: list[tuple[str, str]] = []
+
+    class Heard(Listener):
+        def results_arrived(self, urgent: bool = False) -> None:
+            events.append(("arrived", ""))
+
+    scheduler = Verifier(Heard(), resolved=lambda ref, res: events.append((ref.key, res.key)))
+    scheduler.engine = Resolving(Clock(), 0)
+    refs = library(5)
+    await scheduler.want(refs)
+    await asyncio.gather(*scheduler._workers)
+    handed = [e for e in events if e[0] != "arrived"]
+    assert sorted(handed) == sorted((r.key, r.key) for r in refs)
+    for key, _ in handed:  # each followed by the front end's notice
+        assert events[events.index((key, key)) + 1] == ("arrived", "")

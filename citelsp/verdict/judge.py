@@ -7,6 +7,8 @@ takes effect on cached answers at once.
 
 from __future__ import annotations
 
+import weakref
+
 from citelsp.documents.model import Reference
 from citelsp.resolution.asking import Resolution
 from citelsp.verdict.checklist import Judgement, build_judgement
@@ -22,3 +24,22 @@ def judge(ref: Reference, resolution: Resolution) -> Judgement:
         resolution.outcomes,
         retraction=resolution.retraction,
     )
+
+
+class Judgements:
+    """Each reference's judgement, made once per resolution: a new resolution, or an edited
+    entry (a new Reference), is judged afresh. Holds nothing else, so whoever is handed
+    ``of`` (the verifier's workers, which judge each resolution as it arrives) keeps no
+    larger object alive."""
+
+    def __init__(self) -> None:
+        self._made: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
+            weakref.WeakKeyDictionary())
+
+    def of(self, ref: Reference, resolution: Resolution) -> Judgement:
+        made = self._made.get(ref)
+        if made is not None and made[0] is resolution:
+            return made[1]
+        judgement = judge(ref, resolution)
+        self._made[ref] = (resolution, judgement)
+        return judgement

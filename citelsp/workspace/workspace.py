@@ -28,12 +28,10 @@ from citelsp.documents.model import (
 )
 from citelsp.documents.parse import Document
 from citelsp.files import read_bytes
-from citelsp.resolution.asking import Resolution
 from citelsp.spans import Span
 from citelsp.uris import path_to_uri, uri_to_path
-from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.decisions import Decision, DecisionStore
-from citelsp.verdict.judge import judge
+from citelsp.verdict.judge import Judgements
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import severity_priority
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
@@ -58,15 +56,14 @@ class Workspace:
         self.corpus = Corpus(settings, list(roots), scan=scan)
         self.graph = CitationGraph(self.corpus)
         self.checks = LocalChecks(self.graph)
-        self.verifier = Verifier(listener, resolved=self._judgement)
+        self.judgements = Judgements()
+        self.verifier = Verifier(listener, resolved=self.judgements.of)
         self.decisions = DecisionStore(self.root)
         self.decisions.load()
         self.focus: tuple[str, int] | None = None
         """Where the writer last worked (uri, offset): references cited nearby go first."""
         self._local: dict[str, tuple[int, list[Problem]]] = {}
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}
-        self._judged: weakref.WeakKeyDictionary[Reference, tuple[Resolution, Judgement]] = (
-            weakref.WeakKeyDictionary())
         self._placed_memo: weakref.WeakKeyDictionary[Reference, dict[str, tuple]] = (
             weakref.WeakKeyDictionary())
         """Entry → uri → (resolution, decision key, citations, problems placed there)."""
@@ -215,20 +212,9 @@ class Workspace:
         resolution = self.verifier.result_for(ref)
         if resolution is None:
             return None
-        judgement = self._judgement(ref, resolution)
+        judgement = self.judgements.of(ref, resolution)
         decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
         return ReferenceResult(ref, resolution, judgement, decision, stale, tuple(citations))
-
-    def _judgement(self, ref: Reference, resolution: Resolution) -> Judgement:
-        """Judged once per resolution. The verifier's workers call this as each resolution
-        arrives, so the next publication does not judge a hundred references in one go while
-        a hover waits."""
-        memo = self._judged.get(ref)
-        if memo is not None and memo[0] is resolution:
-            return memo[1]
-        judgement = judge(ref, resolution)
-        self._judged[ref] = (resolution, judgement)
-        return judgement
 
     def pending(self, ref: Reference) -> bool:
         return self.verifier.pending(ref)
