@@ -20,7 +20,7 @@ from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
-from citelsp.documents.works import MAX_FIELD_CHARS, oversized
+from citelsp.documents.works import oversized
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
 from citelsp.workspace.graph import CitationGraph
@@ -424,5 +424,4 @@ def _invalidreference_ids(r: Reference) -> list[Problem]:
 
 
 def _too_long(ref: Reference) -> list[str]:
-    return [name for name, f in ref.fields.items()  # no call for the (nearly all) short ones
-            if len(value := f.value) > MAX_FIELD_CHARS and oversized(name, value)]
+    return [name for name, f in ref.fields.items() if oversized(name, f.value)]
