@@ -54,6 +54,22 @@ def test_quotes_and_ellipses(raw, decoded):
     assert text.latex_decode(raw) == decoded
 
 
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [("``Verheissung und Versprechen'', a", "\u201cVerheissung und Versprechen\u201d, a"),
+     ("?`Qu\\'e pasa?", "\u00bfQu\u00e9 pasa?"),
+     ("!`Hola! {Madrid}", "\u00a1Hola! Madrid"),
+     ("Pages 1--2 and 3---4", "Pages 1\u20132 and 3\u20144"),
+     ("One -{}- two", "One -- two")],
+)
+def test_ligatures_read_alike_on_every_path(raw, decoded):
+    """TeX's ligatures, as pylatexenc reads them, whichever shortcut a text takes: with or
+    without braces, and as a title (``plain_title`` has a shortcut of its own)."""
+    assert text.latex_decode(raw) == decoded
+    assert text._pylatexenc_decode(raw) == decoded
+    assert text.plain_title(raw) == text.clean_markup(text.latex_decode(raw)) == decoded
+
+
 def test_identity_json_is_json_dumps():
     from citelsp.resolution.identity import _TO_JSON
 

@@ -370,7 +370,22 @@ def test_common_latex_path_agrees_with_pylatexenc(examples, alphabet):
         fast = text._common_latex(s)
         if fast is None or text._LATEX_TRIGGERS.isdisjoint(s) or text._only_grouping(s):
             return  # latex_decode's earlier paths read these
-        if not any(q in s for q in text._PYLATEXENC_QUIRKS):  # where quote-free texts differ
-            assert fast == text._pylatexenc_decode(s), s
+        assert fast == text._pylatexenc_decode(s), s
 
     holds(pieces(alphabet, 12), check, examples)
+
+
+PLAIN_PIECES = ["{", "}", "~", "-", "--", "---", "`", "``", "'", "''", "!`", "?`", "!", "?",
+                "&", "%", "\\&", "\\%", "\\_", "a", "B", " ", "\n", "\n\n", "\t", "é"]
+"""Text without commands: what ``latex_decode`` reads without a parser (ligatures, grouping
+braces, ties, character escapes)."""
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_text_without_commands_decodes_as_pylatexenc_reads_it(examples):
+    from citelsp.documents import text
+
+    def check(s):
+        assert text.latex_decode.__wrapped__(s) == text._pylatexenc_decode(s), s
+
+    holds(pieces(PLAIN_PIECES, 12), check, examples)

@@ -27,8 +27,7 @@ _SIMPLE_ESCAPE = re.compile(r"\\[&%#_]")
 def _only_grouping(s: str) -> bool:
     """Only grouping braces, ``~`` and ``\\&``-style escapes: decodable without a parser
     (most titles in large libraries look like this, e.g. ``{BERT}: Pre-training``)."""
-    return ("$" not in s and "``" not in s and "''" not in s
-            and "\\" not in _SIMPLE_ESCAPE.sub("", s))
+    return "$" not in s and "\\" not in _SIMPLE_ESCAPE.sub("", s)
 
 
 def collapse_whitespace(s: str) -> str:
@@ -50,9 +49,17 @@ def _parse_specs() -> LatexContextDb:
     return get_default_latex_context_db()
 
 
-def _dashes(s: str) -> str:
-    """TeX ligatures for dashes, applied on the fast path too so both paths agree."""
-    return s.replace("---", "\u2014").replace("--", "\u2013") if "--" in s else s
+def _ligatures(s: str) -> str:
+    """TeX's text ligatures, as pylatexenc reads them: ``!` `` ¡, ``?` `` ¿, ``` `` ``` “,
+    ``''`` ”, ``---`` —, ``--`` –. Every path applies them before dropping braces, which
+    break a ligature (``-{}-`` stays two hyphens), so all paths agree."""
+    if "`" in s:
+        s = s.replace("!`", "\u00a1").replace("?`", "\u00bf").replace("``", "\u201c")
+    if "''" in s:
+        s = s.replace("''", "\u201d")
+    if "--" in s:
+        s = s.replace("---", "\u2014").replace("--", "\u2013")
+    return s
 
 
 @lru_cache(maxsize=65536)
@@ -63,12 +70,12 @@ def latex_decode(s: str) -> str:
     math is kept as text. Never raises: on a parser failure the braces are simply dropped.
     """
     if _LATEX_TRIGGERS.isdisjoint(s):
-        return collapse_whitespace(_dashes(s))
+        return collapse_whitespace(_ligatures(s))
     if "\\" in s:
         s = _KEPT_TEXT.sub("", _LOGO.sub(lambda m: _LOGOS[m.group(1)], s))
     if _only_grouping(s):
-        plain = _BRACES.sub("", _SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s))
-        return collapse_whitespace(_dashes(plain.replace("~", " ")))
+        plain = _BRACES.sub("", _ligatures(_SIMPLE_ESCAPE.sub(lambda m: m.group(0)[1], s)))
+        return collapse_whitespace(plain.replace("~", " "))
     common = _common_latex(s)
     if common is not None:
         return common
@@ -103,7 +110,7 @@ def _pylatexenc_decode(s: str) -> str:
             _BARE_SPECIAL.sub(r"\\\g<0>", s), latex_context=_parse_specs()
         )
     except Exception:  # pylatexenc is tolerant, but a decoder must never break a parse
-        decoded = _dashes(_BRACES.sub("", _ESCAPED_CHAR.sub(r"\1", s)))
+        decoded = _BRACES.sub("", _ligatures(_ESCAPED_CHAR.sub(r"\1", s)))
     return collapse_whitespace(decoded.replace("\xa0", " "))
 
 
@@ -138,6 +145,7 @@ _PLACEHOLDERS = frozenset("\ue000\ue001\ue002")
 _CONTROL_WORD = re.compile(r"\\([^\W\d_]+)(?:\{\}|\s*)")
 _SYMBOL = re.compile(r"\\([-,;: /!&%_#${}])")
 _BARE_MATH = re.compile(r"(?<!\\)[#^_]")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 def _accented(m: re.Match[str]) -> str:
@@ -159,17 +167,6 @@ def _unknown_to_pylatexenc(name: str) -> bool:
             and _parse_specs().get_macro_spec(name) is None)
 
 
-_PYLATEXENC_QUIRKS = ("!`", "?`", "\n\n")
-"""Where this path and pylatexenc differ: pylatexenc reads ``!` `` and ``?` `` as ¡ and ¿,
-and keeps a paragraph break after a command. Texts with quotes or ellipses, which only
-pylatexenc read until this path learnt them, still go to it when they contain one."""
-
-
-def _quotes(s: str) -> str:
-    """TeX's quote ligatures: ``` `` ``` → “, ``''`` → ”."""
-    return s.replace("``", "\u201c").replace("''", "\u201d")
-
-
 def _common_latex(s: str) -> str | None:
     """The decoding ``_pylatexenc_decode`` gives, for text whose only commands are accents, foreign
     letters, the ellipsis, font switches, a few text commands, character escapes and commands
@@ -180,18 +177,18 @@ def _common_latex(s: str) -> str | None:
         return None
     if _BARE_MATH.search(s):  # pylatexenc reads a bare #, ^ or _ as TeX does
         return None
+    if _PARAGRAPH.search(s):  # a command's argument cannot span one; pylatexenc knows how
+        return None
     t = _CONTROL_WORD.sub(_unknown_dropped, s)
     t = _SYMBOL_ACCENT.sub(_accented, t)
     t = _LETTER_ACCENT.sub(_accented, t)
     t = _LETTER.sub(lambda m: _LETTERS[m.group(1)], t)
-    t, ellipses = _ELLIPSIS.subn("\u2026", t)
+    t = _ELLIPSIS.sub("\u2026", t)
     t = _TEXT_COMMAND.sub("", _SWITCH.sub("", t))
     t = _SYMBOL.sub(lambda m: _SYMBOLS[m.group(1)], t)
     if "\\" in t:
         return None
-    if (ellipses or "``" in s or "''" in s) and any(q in s for q in _PYLATEXENC_QUIRKS):
-        return None
-    t = _BRACES.sub("", _quotes(_dashes(t))).replace("\ue000", "{").replace("\ue001", "}")
+    t = _BRACES.sub("", _ligatures(t)).replace("\ue000", "{").replace("\ue001", "}")
     t = t.replace("\ue002", "")
     return collapse_whitespace(t.replace("~", " "))
 
@@ -401,7 +398,7 @@ def plain_title(s: str) -> str:
     """The one cleaning every title gets, the cited one and every record's: LaTeX decoded
     first (so ``\\&apos;`` becomes ``&apos;``), then ``clean_markup``. Display text."""
     if _LATEX_TRIGGERS.isdisjoint(s) and "&" not in s and "<" not in s:
-        return collapse_whitespace(s)
+        return collapse_whitespace(_ligatures(s))  # latex_decode's first path
     return clean_markup(latex_decode(s))
 
 
