@@ -8,6 +8,7 @@ Each property runs a short budget in the normal suite and a long one with ``-m s
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import quote
 
 import pytest
@@ -386,6 +387,8 @@ def test_text_without_commands_decodes_as_pylatexenc_reads_it(examples):
     from citelsp.documents import text
 
     def check(s):
+        if re.search(r"\\[^\W\d_]", s):  # random text made a command (\MF is a logo here)
+            return
         assert text.latex_decode.__wrapped__(s) == text._pylatexenc_decode(s), s
 
     holds(pieces(PLAIN_PIECES, 12), check, examples)
