@@ -9,6 +9,7 @@ differ, are listed in ``bibtex.py``'s docstring.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -17,8 +18,14 @@ from citelsp.documents.model import Field, Severity, SpanBase
 _HEAD_SPLIT = re.compile(r"@\s*([A-Za-z][\w:.+-]*)\s*([{(])")
 """``@``, the type and the delimiter, possibly on separate lines (``@\\nmisc{``)."""
 _HEAD = re.compile(r"@[ \t]*([A-Za-z][\w:.+-]*)?[ \t]*([{(])?")
-_WS = re.compile(r"(?:[ \t\n\r\f\v]|%[^\n\r]*)*")
-"""Whitespace and ``%`` comments to the end of the line (biber reads them inside entries)."""
+_WS = re.compile(r"(?:\s|%[^\n\r]*)*")
+"""Whitespace and ``%`` comments to the end of the line (biber reads them inside entries).
+Unicode spaces included: they are read as spaces, with a warning (``_ODD_SPACE``)."""
+_ODD_SPACE = re.compile(r"[^\S \t\n\r\f\v]")
+"""A space that is not ASCII whitespace (no-break, ideographic, em space…): BibTeX reads it
+as part of a name or stops at it (``title<U+00A0>= {…}`` silently loses the title)."""
+_ODD_SPACE_IN_WS = re.compile(r"(?:[ \t\n\r\f\v]++|%[^\n\r]*+)*+([^\S \t\n\r\f\v])")
+"""The first ``_ODD_SPACE`` in a stretch ``_WS`` skips, outside its comments."""
 _KEY = re.compile(r"[^\s,{}()\"#%\\]+")
 _FIELD_NAME = re.compile(r"[^\s,{}()\"=#%\\]+")
 _NUMBER = re.compile(r"\d+")
@@ -28,7 +35,8 @@ _BRACE_OR_PAREN = re.compile(r"[{}()]")
 _QUOTED = re.compile(r'[{}"]')
 _LINE_END = re.compile(r"[\n\r]")
 _SPACES = r"[ \t\n\r\f\v]*+(?:%[^\n\r]*+[ \t\n\r\f\v]*+)*+"
-"""``_WS`` as a piece of a larger pattern: possessive, so it skips exactly what ``_WS`` does."""
+"""``_WS`` as a piece of a larger pattern, ASCII spaces only: possessive, so it skips exactly
+what ``_WS`` does there. A Unicode space leaves the field to the paths that warn of it."""
 _SPACED_KEY = re.compile(_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _SPACES)
 """The citation key, if any, with the spaces and comments before and after it."""
 _NESTED = r"(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+"
@@ -50,8 +58,8 @@ _SPACED_FIELD = re.compile(
     r"""\{((?:[^{}]++|\{[^{}]*+\})*+)\}"""
     r"""|"([^"{}]*)"|(\d+)|([A-Za-z_][^\s,{}()"=#%\\]*))\s*"""
 )
-"""One simple field whose spaces may include Unicode ones (U+00A0), which ``_WS`` does not
-skip: such fields are read, as they always were, though the general path rejects them."""
+"""One simple field whose spaces may include Unicode ones (U+00A0), which ``_SIMPLE_FIELD``
+does not skip: read as the general path reads it, and warned of (``_ODD_SPACE``)."""
 
 _ESCAPE_HINT = " (a backslash does not escape a brace: \\{ and \\} count as braces)"
 
@@ -155,13 +163,24 @@ def read_block(text: str, at: int, limit: int, span_base: SpanBase) -> RawBlock:
         key = None
         if head.group(2):
             key = _KEY.match(text, _WS.match(text, head.end(), limit).end(), limit)
+        message = e.message
+        if _ODD_SPACE.match(text, pos):
+            message += (f" There is {_space_name(text[pos])} here, which BibTeX does not read "
+                        "as a space.")
         return RawBlock(
             kind="error",
             start=at - base,
             end=max(end, at + 1) - base,
             key=key.group(0) if key else "",
-            message=e.message,
+            message=message,
         )
+
+
+def _space_name(c: str, *, capital: bool = False) -> str:
+    """``a no-break space (U+00A0)``."""
+    name = unicodedata.name(c, "").lower() or "space character"
+    article = "an" if name[0] in "aeiou" else "a"
+    return f"{article.capitalize() if capital else article} {name} (U+{ord(c):04X})"
 
 
 def _rstripped(text: str, start: int, end: int) -> int:
@@ -191,9 +210,15 @@ class _Tokenizer:
         self.closing = "}"
         self.macro_fields: list[RawField] = []
         """The fields read so far whose values name macros."""
+        self.odd_space: int | None = None
+        """Where the first Unicode space between tokens is (``_ODD_SPACE``)."""
 
     def skip_ws(self, pos: int) -> int:
-        return _WS.match(self.s, pos, self.n).end()
+        end = _WS.match(self.s, pos, self.n).end()
+        if end > pos and self.odd_space is None and (
+                odd := _ODD_SPACE_IN_WS.match(self.s, pos, end)) is not None:
+            self.odd_space = odd.start(1)
+        return end
 
     def block(self, start: int) -> RawBlock:
         s, n, base = self.s, self.n, self.base
@@ -310,14 +335,19 @@ class _Tokenizer:
         simple, spaced, relative = _SIMPLE_FIELD.match, _SPACED_FIELD.match, Field.relative
         while True:
             m = simple(s, pos, n)
+            odd = False
             if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
                 m = spaced(s, pos, n)
                 if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
                     return pos, False
+                odd = True
             group = m.lastindex  # 2 braced, 3 quoted, 4 number, 5 macro
             regs = m.regs
             name_start, name_end = regs[1]
             start, end = regs[group]
+            if odd and self.odd_space is None:
+                found = _ODD_SPACE.search(s, pos, start) or _ODD_SPACE.search(s, end, after)
+                self.odd_space = found.start() if found is not None else None
             name = _lowered(s[name_start:name_end])
             if group == 5:
                 field: Field | RawField = RawField(
@@ -342,11 +372,21 @@ class _Tokenizer:
 
     def notes(self, key: str, key_start: int, key_end: int, fields: tuple[Field | RawField, ...],
               names: tuple[str, ...]) -> tuple[Note, ...]:
-        """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field."""
-        if "=" not in key and len(set(names)) == len(names):
+        """Readable but doubtful: a key with ``=`` (biber rejects it), a repeated field, a
+        Unicode space between tokens (BibTeX does not read it as one)."""
+        if "=" not in key and len(set(names)) == len(names) and self.odd_space is None:
             return ()
         base = self.base
         notes = []
+        if self.odd_space is not None:
+            at = self.odd_space
+            notes.append(Note(
+                "MALFORMED_ENTRY", Severity.WARNING, at - base, at + 1 - base,
+                f"{_space_name(self.s[at], capital=True)} between the fields: BibTeX does not "
+                "read it as a space, so it misreads or drops a field here (citelsp reads it "
+                "as a space). Replace it with a plain space.",
+                key,
+            ))  # fmt: skip
         if "=" in key:
             notes.append(Note(
                 "MALFORMED_ENTRY", Severity.WARNING, key_start - base, key_end - base,
