@@ -10,16 +10,20 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 
 @asynccontextmanager
 async def lsp_session(root: Path, env: dict[str, str], *, options: dict | None = None,
                       client: str = "visual_studio_code",
-                      capabilities: types.ClientCapabilities | None = None):
-    """A started and initialized client; the server is shut down afterwards."""
-    lsp: LanguageClient = make_test_lsp_client()
+                      capabilities: types.ClientCapabilities | None = None,
+                      features: dict | None = None):
+    """A started and initialized client; the server is shut down afterwards. ``features``
+    replace the test client's own handlers (method → handler)."""
+    lsp = LanguageClient(converter_factory=default_converter)
+    register_lsp_features(lsp, {**DEFAULT_CLIENT_FEATURES, **(features or {})})
     server_env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
     server_env.update(env)
     await lsp.start_io(sys.executable, "-m", "citelsp", env=server_env)

@@ -3,12 +3,14 @@ code actions, commands and human decisions, against recorded bodies on a loopbac
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
 
 from tests.apiserver import ApiServer, fixture, load_default_routes
 from tests.lsp_session import codes, lsp_session, open_file, wait_until
@@ -541,6 +543,23 @@ async def test_min_priority_setting_hides_lower_priorities(workspace, env):
         shown = codes(lsp, bib)
         assert "DOI_REFUTED" in shown and "NOT_FOUND_IN_INDEXES" in shown
         assert "UNREACHABLE" not in shown and "NO_AUTOMATED_SOURCE" not in shown
+
+
+async def test_no_request_leaves_before_the_workspace_settings_are_known(workspace, env, api):
+    """The initialization options leave verification online, the workspace's settings say
+    offline, and the client answers ``workspace/configuration`` only after the verification
+    debounce (300 ms): nothing may be asked under the settings about to change."""
+    async def slow_configuration(client: LanguageClient, params: types.ConfigurationParams):
+        await asyncio.sleep(1.5)
+        return [{"offline": True} for _ in params.items]
+
+    async with lsp_session(workspace, env, features={
+            types.WORKSPACE_CONFIGURATION: slow_configuration}) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "down", "fake"))
+        assert {d.code for d in lsp.diagnostics[bib] if d.message.startswith("fake:")} == {
+            "UNREACHABLE"}, "answered offline"
+    assert api.requests == []
 
 
 async def test_offline_shows_cached_verdicts_and_one_message(workspace, env, api):

@@ -370,7 +370,7 @@ def create_server() -> CitelspServer:
     server = CitelspServer()
 
     @server.feature(types.INITIALIZE)
-    async def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
+    def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         if isinstance(options, dict):
             ls.init_options = dict(options.get("citelsp", options))
@@ -380,7 +380,8 @@ def create_server() -> CitelspServer:
         elif not roots and params.root_path:
             roots = [Path(params.root_path)]
         ls.ws.set_roots(roots)
-        await ls.ws.configure(settings_from_client(ls.init_options))
+        # Verification starts once ``initialized`` has pulled the workspace's settings.
+        ls.ws.use_document_settings(settings_from_client(ls.init_options))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:
