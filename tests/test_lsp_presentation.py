@@ -164,3 +164,29 @@ async def test_settings_rules_switch_codes_off(workspace, env):  # noqa: F811
         await wait_until(lsp, lambda c: "DUPLICATE_KEY" in codes(c, bib))
         await wait_until(lsp, lambda c: md in c.diagnostics)
         assert "DANGLING_CITATION" not in codes(lsp, md)
+
+
+async def test_a_unicode_space_between_fields_has_a_quick_fix(tmp_path, env):  # noqa: F811
+    """The warning marks one invisible character; the fix makes it a plain space, and the
+    warning goes with it."""
+    bib_path = tmp_path / "nbsp.bib"
+    bib_path.write_text("@book{knuth1984,\n  title\u00a0= {The {\\TeX}book},\n"
+                        "  author = {Knuth, Donald E.},\n  year = 1984\n}\n", encoding="utf-8")
+    async with lsp_session(tmp_path, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+        await wait_until(lsp, lambda c: "MALFORMED_ENTRY" in codes(c, bib))
+        (warning,) = codes(lsp, bib)["MALFORMED_ENTRY"]
+        assert warning.range.start == types.Position(line=1, character=7)
+        assert warning.range.end == types.Position(line=1, character=8)
+        found = await code_actions(lsp, bib, warning.range.start)
+        title = "Replace a no-break space (U+00A0) with a plain space"
+        fix = [a for a in found if a.title == title]
+        assert fix, [a.title for a in found]
+        (edit,) = fix[0].edit.changes[bib]
+        assert (edit.range, edit.new_text) == (warning.range, " ")
+
+        text = bib_path.read_text(encoding="utf-8").replace("\u00a0", " ")
+        lsp.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=bib, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        await wait_until(lsp, lambda c: "MALFORMED_ENTRY" not in codes(c, bib))

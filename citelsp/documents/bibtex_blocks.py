@@ -165,7 +165,7 @@ def read_block(text: str, at: int, limit: int, span_base: SpanBase) -> RawBlock:
             key = _KEY.match(text, _WS.match(text, head.end(), limit).end(), limit)
         message = e.message
         if _ODD_SPACE.match(text, pos):
-            message += (f" There is {_space_name(text[pos])} here, which BibTeX does not read "
+            message += (f" There is {space_name(text[pos])} here, which BibTeX does not read "
                         "as a space.")
         return RawBlock(
             kind="error",
@@ -176,7 +176,12 @@ def read_block(text: str, at: int, limit: int, span_base: SpanBase) -> RawBlock:
         )
 
 
-def _space_name(c: str, *, capital: bool = False) -> str:
+def is_unicode_space(c: str) -> bool:
+    """A space that is not ASCII whitespace (``_ODD_SPACE``)."""
+    return _ODD_SPACE.fullmatch(c) is not None
+
+
+def space_name(c: str, *, capital: bool = False) -> str:
     """``a no-break space (U+00A0)``."""
     name = unicodedata.name(c, "").lower() or "space character"
     article = "an" if name[0] in "aeiou" else "a"
@@ -382,7 +387,7 @@ class _Tokenizer:
             at = self.odd_space
             notes.append(Note(
                 "MALFORMED_ENTRY", Severity.WARNING, at - base, at + 1 - base,
-                f"{_space_name(self.s[at], capital=True)} between the fields: BibTeX does not "
+                f"{space_name(self.s[at], capital=True)} between the fields: BibTeX does not "
                 "read it as a space, so it misreads or drops a field here (citelsp reads it "
                 "as a space). Replace it with a plain space.",
                 key,

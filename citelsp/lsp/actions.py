@@ -11,7 +11,8 @@ import json
 from lsprotocol import types
 
 from citelsp import links
-from citelsp.documents.model import Field, Reference
+from citelsp.documents.bibtex_blocks import is_unicode_space, space_name
+from citelsp.documents.model import Field, Problem, Reference
 from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
 from citelsp.spans import Span
@@ -70,6 +71,20 @@ def create_entry_actions(uri: str, key: str, client_prompts: bool) -> list[types
         return [_command(f"Create an entry for '{key}' from a DOI or arXiv id…",
                          CREATE_ENTRY, uri, key)]
     return []
+
+
+def space_actions(uri: str, problems: list[Problem], text: str, offset: int
+                  ) -> list[tuple[str, list[Edit]]]:
+    """Replace the Unicode space a MALFORMED_ENTRY warning marks (BibTeX does not read it as
+    a space) with a plain one."""
+    found = []
+    for p in problems:
+        start, end = p.span.start, p.span.end
+        if p.code == "MALFORMED_ENTRY" and end == start + 1 and start <= offset <= end \
+                and is_unicode_space(text[start:end]):
+            found.append((f"Replace {space_name(text[start])} with a plain space",
+                          [(uri, p.span, " ")]))
+    return found
 
 
 def distinct(found: list[types.CodeAction | types.Command]) -> list:

@@ -531,6 +531,10 @@ def create_server() -> CitelspServer:
         offset = ls.offset_for(doc, params.range.start)
         ours = [d for d in params.context.diagnostics if d.source == "citelsp"] or None
         found: list[types.CodeAction | types.Command] = []
+        for title, edits in actions.space_actions(doc.uri, ls.ws.local_problems(doc.uri),
+                                                  doc.text, offset):
+            found.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                          edit=ls.workspace_edit(edits), diagnostics=ours))
         for ref in ls.ws.references_at(doc, offset):
             result = ls.ws.result(ref)
             source = ls.document(ref.uri)
