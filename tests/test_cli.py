@@ -153,6 +153,26 @@ def test_inputs_directories_globs_and_bad_files(api, tmp_path):
     assert "DOI_REFUTED" in bad.stdout, "the other inputs are still checked"
 
 
+def test_glossaries_and_macro_files_in_a_project_are_left_alone(api, tmp_path):
+    """A thesis folder holds a bib2gls glossary and a file of @string abbreviations beside
+    its bibliography: both are valid BibTeX without works, told and skipped, not errors."""
+    write(tmp_path, **{
+        "thesis/refs.bib": FAKE, "thesis/paper.md": PAPER,
+        "thesis/glossary.bib": "@entry{duck, name = {duck}, description = {a bird}}\n"
+                               "@symbol{pi, name = {\\ensuremath{\\pi}}, description = {pi}}\n",
+        "thesis/abbrev.bib": "@string{ieee = {IEEE}}\n"})
+    done = run_cli(api, "check", "thesis/", "--fail-on", "P0",
+                   cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the fabricated DOI, not a usage error
+    assert "DOI_REFUTED" in done.stdout
+    assert "thesis/glossary.bib: only @entry, @symbol entries (glossary or tool data), no " \
+        "works: left alone" in done.stderr
+    assert "thesis/abbrev.bib: only @string macros, no works: left alone" in done.stderr
+    alone = run_cli(api, "check", "thesis/glossary.bib", "-q", cache_dir=tmp_path / "c",
+                    cwd=tmp_path)
+    assert (alone.returncode, alone.stderr) == (0, "")
+
+
 def test_a_manuscript_without_a_bibliography_is_told_so(api, tmp_path):
     write(tmp_path, **{"paper.md": "See [@fake].\n", "refs.bib": FAKE,
                        "elsewhere.md": "---\nbibliography: gone.bib\n---\n[@fake]\n"})

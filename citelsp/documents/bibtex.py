@@ -178,6 +178,9 @@ def parse_bibtex(
             if chunk.undefined:
                 undefined |= chunk.undefined
     bib.macros = state.defined
+    if not references:
+        bib.other_types = tuple(dict.fromkeys(b.entry_type or b.kind for c in chunks
+                                              for b in c.blocks if b.kind in ("data", "string")))
     bib.external = {name: incoming[name] for name in sorted(external)}
     bib.undefined = frozenset(undefined)
     bib.chunks = chunks

@@ -289,6 +289,10 @@ class Bibliography:
     source_format: SourceFormat
     references: list[Reference] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    other_types: tuple[str, ...] = ()
+    """When no entry is a work: the types of what the file holds instead (``string`` for
+    BibTeX macros, ``entry`` and ``symbol`` for a bib2gls glossary…), so a file of macros or
+    glossary entries is told apart from one that is not a bibliography at all."""
 
 
 @dataclass

@@ -53,11 +53,12 @@ class Workspace:
                  listener: Listener | None = None, *, scan: bool = True) -> None:
         """``scan``: a manuscript that names no bibliography uses every one in the workspace
         folders (the editor); without it, only the bibliographies given (the command line)."""
+        self.listener = listener or Listener()
         self.corpus = Corpus(settings, list(roots), scan=scan)
         self.graph = CitationGraph(self.corpus)
         self.checks = LocalChecks(self.graph)
         self.judgements = Judgements()
-        self.verifier = Verifier(listener, resolved=self.judgements.of)
+        self.verifier = Verifier(self.listener, resolved=self.judgements.of)
         self.decisions = DecisionStore(self.root)
         self.decisions.load()
         self.focus: tuple[str, int] | None = None
@@ -114,6 +115,10 @@ class Workspace:
         if doc is None:
             return "not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, CSL-JSON)"
         if isinstance(doc, Bibliography) and not doc.references and not doc.problems:
+            if doc.other_types:  # macros or glossary entries: left alone, as in an editor
+                self.listener.notice(
+                    f"citelsp: {path}: {_holding(doc.other_types)}, no works: left alone")
+                return None
             kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
             return f"no {kind} found: not a bibliography"
         return None
@@ -434,6 +439,15 @@ def internal_error(exc: Exception) -> Problem:
     return Problem(code="INTERNAL_ERROR", span=Span(0, 0), severity=Severity.ERROR,
                    message=f"citelsp could not check this document ({type(exc).__name__}: "
                            f"{str(exc)[:200]}); please report it")
+
+
+def _holding(types: Sequence[str]) -> str:
+    """"only @string macros", "only @entry and @symbol entries (glossary or tool data)"."""
+    if list(types) == ["string"]:
+        return "only @string macros"
+    named = [f"@{t}" for t in types if t != "string"]
+    listed = ", ".join(named[:3]) + (", …" if len(named) > 3 else "")
+    return f"only {listed} entries (glossary or tool data)"
 
 
 def _common_root(paths: Sequence[Path]) -> Path:
