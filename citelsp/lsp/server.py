@@ -126,6 +126,9 @@ class CitelspServer(LanguageServer):
         self._unparsed: set[str] = set()
         self._languages: dict[str, str] = {}
         self.init_options: dict = {}
+        self.settings_known = False
+        """Whether the workspace's settings have been pulled (``initialized``): nothing is
+        looked up before, under initialization options they may change (``offline``)."""
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
         self._published: dict[str, tuple] = {}
@@ -266,7 +269,8 @@ class CitelspServer(LanguageServer):
     def schedule_verification(self) -> None:
         def start() -> None:
             self.parse_pending()
-            self.timers.run_task(self.ws.want(), "verify")
+            if self.settings_known:  # else ``configure`` starts it once they are
+                self.timers.run_task(self.ws.want(), "verify")
 
         self.timers.debounce("verify", start, delay_ms=max(self.ws.settings.debounce_ms, 300))
 
@@ -334,6 +338,7 @@ class CitelspServer(LanguageServer):
 
     async def configure(self, options: dict) -> None:
         await self.ws.configure(settings_from_client(options, self.init_options))
+        self.settings_known = True
         self.timers.run_task(self.ws.want(), "verify")
 
     def workspace_edit(self, edits: list[actions.Edit]) -> types.WorkspaceEdit:
@@ -370,7 +375,7 @@ def create_server() -> CitelspServer:
     server = CitelspServer()
 
     @server.feature(types.INITIALIZE)
-    def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
+    async def initialize(ls: CitelspServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         if isinstance(options, dict):
             ls.init_options = dict(options.get("citelsp", options))
@@ -380,8 +385,7 @@ def create_server() -> CitelspServer:
         elif not roots and params.root_path:
             roots = [Path(params.root_path)]
         ls.ws.set_roots(roots)
-        # Verification starts once ``initialized`` has pulled the workspace's settings.
-        ls.ws.use_document_settings(settings_from_client(ls.init_options))
+        await ls.ws.configure(settings_from_client(ls.init_options))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:

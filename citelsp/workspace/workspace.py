@@ -136,17 +136,10 @@ class Workspace:
     async def configure(self, settings: Settings) -> None:
         """New settings: bibliographies are worked out again and the engine is rebuilt when
         what it uses changed (answers already known stay)."""
-        self.use_document_settings(settings)
-        await self.verifier.configure(settings)
-
-    def use_document_settings(self, settings: Settings) -> None:
-        """New settings for reading and showing documents, the verifier left as it is: the
-        server's initialization options while the client's workspace settings are on their
-        way. No engine is made meanwhile, so nothing is asked under settings about to change
-        (an ``offline`` the workspace sets)."""
         self.corpus.settings = settings
         self.corpus.invalidate()
         self.graph.reset()
+        await self.verifier.configure(settings)
 
     def set_roots(self, roots: Sequence[Path]) -> None:
         self.corpus.roots = list(roots)
