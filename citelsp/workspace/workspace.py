@@ -435,7 +435,7 @@ def internal_error(exc: Exception) -> Problem:
 
 
 def _holding(types: Sequence[str]) -> str:
-    """"only @string macros", "only @entry and @symbol entries (glossary or tool data)"."""
+    """"only @string macros", "only @entry, @symbol entries (glossary or tool data)"."""
     if list(types) == ["string"]:
         return "only @string macros"
     named = [f"@{t}" for t in types if t != "string"]
