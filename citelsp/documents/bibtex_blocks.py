@@ -39,6 +39,9 @@ _SPACES = r"[ \t\n\r\f\v]*+(?:%[^\n\r]*+[ \t\n\r\f\v]*+)*+"
 what ``_WS`` does there. A Unicode space leaves the field to the paths that warn of it."""
 _SPACED_KEY = re.compile(_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _SPACES)
 """The citation key, if any, with the spaces and comments before and after it."""
+_ANY_SPACES = r"(?:\s++|%[^\n\r]*+)*+"
+_UNICODE_SPACED_KEY = re.compile(_ANY_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _ANY_SPACES)
+"""``_SPACED_KEY`` with Unicode spaces too, for the rare key next to one (warned of)."""
 _NESTED = r"(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+"
 """Text whose braces are balanced and nested at most two deep."""
 _OPERAND = (
@@ -163,16 +166,12 @@ def read_block(text: str, at: int, limit: int, span_base: SpanBase) -> RawBlock:
         key = None
         if head.group(2):
             key = _KEY.match(text, _WS.match(text, head.end(), limit).end(), limit)
-        message = e.message
-        if _ODD_SPACE.match(text, pos):
-            message += (f" There is {space_name(text[pos])} here, which BibTeX does not read "
-                        "as a space.")
         return RawBlock(
             kind="error",
             start=at - base,
             end=max(end, at + 1) - base,
             key=key.group(0) if key else "",
-            message=message,
+            message=e.message,
         )
 
 
@@ -270,6 +269,12 @@ class _Tokenizer:
     def entry(self, start: int, entry_type: str, pos: int) -> RawBlock:
         s, n, base, closing = self.s, self.n, self.base, self.closing
         key = _SPACED_KEY.match(s, pos, n)
+        if key.end() < n and _ODD_SPACE.match(s, key.end()):  # a Unicode space by the key
+            key = _UNICODE_SPACED_KEY.match(s, pos, n)
+            if key.group(1) is not None:
+                odd = (_ODD_SPACE_IN_WS.match(s, pos, key.start(1))
+                       or _ODD_SPACE_IN_WS.match(s, key.end(1), key.end()))
+                self.odd_space = odd.start(1) if odd is not None else None
         text = key.group(1)
         after = key.end()
         if text is None:
@@ -387,9 +392,9 @@ class _Tokenizer:
             at = self.odd_space
             notes.append(Note(
                 "MALFORMED_ENTRY", Severity.WARNING, at - base, at + 1 - base,
-                f"{space_name(self.s[at], capital=True)} between the fields: BibTeX does not "
-                "read it as a space, so it misreads or drops a field here (citelsp reads it "
-                "as a space). Replace it with a plain space.",
+                f"{space_name(self.s[at], capital=True)} where BibTeX expects a plain space: "
+                "it does not read it as one, so it misreads the key or drops a field here "
+                "(citelsp reads it as a space). Replace it with a plain space.",
                 key,
             ))  # fmt: skip
         if "=" in key:
