@@ -46,7 +46,8 @@ exit status:
   0  nothing at or above --fail-on
   1  an item or diagnostic at or above --fail-on (default P0)
   2  usage error, or an input that could not be read (missing, empty, not a
-     manuscript or bibliography); the other inputs are still checked
+     manuscript or bibliography; such files found by searching a folder are
+     passed over); the other inputs are still checked
   3  no reference could be checked (offline without cached answers, or every
      source unreachable), unless --fail-on never"""
 
@@ -226,12 +227,15 @@ def _settings(ns: argparse.Namespace) -> Settings:
     return settings.with_changes(**changes)
 
 
-def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str]]:
-    """Files named, found under directories, or matched by glob patterns; and the messages
-    for what matched nothing."""
+def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], set[Path]]:
+    """Files named, found under directories, or matched by glob patterns; the messages for
+    what matched nothing; and the files only a directory search found (a ``package.json``
+    there is passed over, one named is an error)."""
     suffixes = BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES
     found: dict[Path, None] = {}
     errors: list[str] = []
+    searched: set[Path] = set()
+    named: set[Path] = set()
     for value in values:
         path = Path(value)
         if path.is_dir():
@@ -241,8 +245,10 @@ def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str]]:
             if not inside:
                 errors.append(f"{value}: no manuscript or bibliography in this directory")
             found.update(dict.fromkeys(inside))
+            searched.update(inside)
         elif path.exists():
             found[path] = None
+            named.add(path)
         elif glob.has_magic(value):
             matched = [Path(p) for p in sorted(glob.glob(value, recursive=True))
                        if Path(p).is_file()]
@@ -251,7 +257,7 @@ def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str]]:
             found.update(dict.fromkeys(matched))
         else:
             errors.append(f"{value}: no such file or directory")
-    return list(found), errors
+    return list(found), errors, searched - named
 
 
 _SKIPPED = {"node_modules", "__pycache__", "build", "dist", "venv"}
@@ -275,9 +281,9 @@ class _Terminal(Listener):
             print(message, file=sys.stderr)
 
 
-async def _check(paths: list[Path], settings: Settings, listener: _Terminal
-                 ) -> tuple[Snapshot, list[str]]:
-    workspace, errors = Workspace.for_paths(paths, settings, listener)
+async def _check(paths: list[Path], searched: set[Path], settings: Settings,
+                 listener: _Terminal) -> tuple[Snapshot, list[str]]:
+    workspace, errors = Workspace.for_paths(paths, settings, listener, searched=searched)
     try:
         await workspace.verify_now()
         return workspace.snapshot(), errors
@@ -291,7 +297,7 @@ def check(ns: argparse.Namespace) -> int:
     from citelsp.reports import text as text_report
     from citelsp.reports.rows import rows
 
-    paths, errors = expand_inputs(ns.paths)
+    paths, errors, searched = expand_inputs(ns.paths)
     if not paths:
         for error in errors:
             print(f"citelsp: {error}", file=sys.stderr)
@@ -299,7 +305,7 @@ def check(ns: argparse.Namespace) -> int:
     settings = _settings(ns)
     gc.disable()  # one run allocates millions of acyclic objects; scanning them cost a fifth
     listener = _Terminal(progress=sys.stderr.isatty() and not ns.quiet, quiet=ns.quiet)
-    snapshot, input_errors = asyncio.run(_check(paths, settings, listener))
+    snapshot, input_errors = asyncio.run(_check(paths, searched, settings, listener))
     if _left_to_exit is not None:
         _left_to_exit.append(snapshot)
     errors += input_errors

@@ -153,6 +153,26 @@ def test_inputs_directories_globs_and_bad_files(api, tmp_path):
     assert "DOI_REFUTED" in bad.stdout, "the other inputs are still checked"
 
 
+def test_a_folder_search_passes_over_files_that_are_not_ours(api, tmp_path):
+    """``citelsp check .`` in a paper's repository: its ``package.json``, a data file, an
+    empty note and a binary file with a ``.bib`` name are not inputs the writer gave, so they
+    are passed over in silence; named, each is still an error."""
+    write(tmp_path, **{"repo/refs.bib": FAKE, "repo/paper.md": PAPER,
+                       "repo/package.json": '{"name": "paper", "version": "1.0.0"}\n',
+                       "repo/data/points.json": "[1, 2, 3]\n", "repo/notes.md": "",
+                       "repo/figure.bib": ""})
+    (tmp_path / "repo/figure.bib").write_bytes(b"\x00\x01@article")
+    done = run_cli(api, "check", "repo", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the fabricated DOI
+    assert "DOI_REFUTED" in done.stdout
+    assert "package.json" not in done.stderr and "points.json" not in done.stderr
+    assert "notes.md" not in done.stderr and "figure.bib" not in done.stderr
+    named = run_cli(api, "check", "repo", "repo/package.json", cache_dir=tmp_path / "c",
+                    cwd=tmp_path)
+    assert named.returncode == 2
+    assert "repo/package.json: not a manuscript" in named.stderr
+
+
 def test_glossaries_and_macro_files_in_a_project_are_left_alone(api, tmp_path):
     """A thesis folder holds a bib2gls glossary and a file of @string abbreviations beside
     its bibliography: both are valid BibTeX without works, told and skipped, not errors."""

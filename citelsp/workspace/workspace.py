@@ -13,7 +13,7 @@ import logging
 import operator
 import os
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from citelsp.config import Settings
@@ -71,14 +71,17 @@ class Workspace:
 
     @classmethod
     def for_paths(cls, paths: Sequence[Path], settings: Settings,
-                  listener: Listener | None = None) -> tuple[Workspace, list[str]]:
+                  listener: Listener | None = None, *, searched: Collection[Path] = ()
+                  ) -> tuple[Workspace, list[str]]:
         """A workspace of the given files (as if open in an editor), rooted at their common
         folder, that uses only the bibliographies the manuscripts name or the settings give;
-        also a message for every file that could not be used."""
+        also a message for every file that could not be used. Of the ``searched`` ones (found
+        by searching a folder, not named), those that are not manuscripts or bibliographies
+        at all (a ``package.json``, an empty or binary file) are passed over in silence."""
         workspace = cls(settings, [_common_root(paths)], listener, scan=False)
         errors: list[str] = []
         for path in paths:
-            problem = workspace._open_path(path)
+            problem = workspace._open_path(path, searched=path in searched)
             if problem is not None:
                 errors.append(f"{path}: {problem}")
         for doc in workspace.corpus.open_documents():
@@ -99,29 +102,33 @@ class Workspace:
                     "(bibliography:) or with \\bibliography{}, or pass --bib FILE"]
         return []
 
-    def _open_path(self, path: Path) -> str | None:
-        """Open one file given by path; why it cannot be used, if it cannot."""
+    def _open_path(self, path: Path, *, searched: bool = False) -> str | None:
+        """Open one file given by path; why it cannot be used, if it cannot (nothing when a
+        folder search found it and it is simply not ours)."""
         try:
             data = read_bytes(path)
         except OSError as exc:
             return f"cannot read ({exc.strerror or exc})"
+        not_ours: str | None = None
         if not data.strip():
-            return "empty file"
-        if b"\0" in data[:8192]:
-            return "a binary file, not a manuscript or bibliography"
-        decoded = decode_document(data)
-        doc = self.open(path_to_uri(path), decoded.text)
-        note_encoding(doc, decoded)
-        if doc is None:
-            return "not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, CSL-JSON)"
-        if isinstance(doc, Bibliography) and not doc.references and not doc.problems:
-            if doc.other_types:  # macros or glossary entries: left alone, as in an editor
-                self.listener.notice(
-                    f"citelsp: {path}: {_holding(doc.other_types)}, no works: left alone")
-                return None
-            kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
-            return f"no {kind} found: not a bibliography"
-        return None
+            not_ours = "empty file"
+        elif b"\0" in data[:8192]:
+            not_ours = "a binary file, not a manuscript or bibliography"
+        else:
+            decoded = decode_document(data)
+            doc = self.open(path_to_uri(path), decoded.text)
+            note_encoding(doc, decoded)
+            if doc is None:
+                not_ours = ("not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, "
+                            "CSL-JSON)")
+            elif isinstance(doc, Bibliography) and not doc.references and not doc.problems:
+                if doc.other_types:  # macros or glossary entries: left alone, as in an editor
+                    self.listener.notice(
+                        f"citelsp: {path}: {_holding(doc.other_types)}, no works: left alone")
+                    return None
+                kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
+                not_ours = f"no {kind} found: not a bibliography"
+        return None if searched else not_ours
 
     # -- settings and roots ----------------------------------------------------------------
 
