@@ -39,9 +39,6 @@ _SPACES = r"[ \t\n\r\f\v]*+(?:%[^\n\r]*+[ \t\n\r\f\v]*+)*+"
 what ``_WS`` does there. A Unicode space leaves the field to the paths that warn of it."""
 _SPACED_KEY = re.compile(_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _SPACES)
 """The citation key, if any, with the spaces and comments before and after it."""
-_ANY_SPACES = r"(?:\s++|%[^\n\r]*+)*+"
-_UNICODE_SPACED_KEY = re.compile(_ANY_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _ANY_SPACES)
-"""``_SPACED_KEY`` with Unicode spaces too, for the rare key next to one (warned of)."""
 _NESTED = r"(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+"
 """Text whose braces are balanced and nested at most two deep."""
 _OPERAND = (
@@ -269,17 +266,16 @@ class _Tokenizer:
     def entry(self, start: int, entry_type: str, pos: int) -> RawBlock:
         s, n, base, closing = self.s, self.n, self.base, self.closing
         key = _SPACED_KEY.match(s, pos, n)
-        if key.end() < n and _ODD_SPACE.match(s, key.end()):  # a Unicode space by the key
-            key = _UNICODE_SPACED_KEY.match(s, pos, n)
-            if key.group(1) is not None:
-                odd = (_ODD_SPACE_IN_WS.match(s, pos, key.start(1))
-                       or _ODD_SPACE_IN_WS.match(s, key.end(1), key.end()))
-                self.odd_space = odd.start(1) if odd is not None else None
-        text = key.group(1)
-        after = key.end()
+        text, after = key.group(1), key.end()
+        key_start, key_end = key.span(1)
+        if after < n and _ODD_SPACE.match(s, after):  # a Unicode space by the key: skipped
+            after = self.skip_ws(pos)  # as between fields, which notes it for the warning
+            found = _KEY.match(s, after, n)
+            if found is not None:
+                text, (key_start, key_end) = found.group(), found.span()
+                after = self.skip_ws(found.end())
         if text is None:
             raise Malformed(f"Citation key missing in @{entry_type} entry.", after)
-        key_start, key_end = key.span(1)
         follows = s[after] if after < n else ""
         if follows not in (",", closing):
             if "=" in text or follows == "=":
@@ -345,19 +341,18 @@ class _Tokenizer:
         simple, spaced, relative = _SIMPLE_FIELD.match, _SPACED_FIELD.match, Field.relative
         while True:
             m = simple(s, pos, n)
-            odd = False
             if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
                 m = spaced(s, pos, n)
                 if m is None or (after := m.end()) >= n or (c := s[after]) != "," and c != closing:
                     return pos, False
-                odd = True
+                if self.odd_space is None:  # the Unicode space that sent it here, outside the value
+                    start, end = m.regs[m.lastindex]
+                    found = _ODD_SPACE.search(s, pos, start) or _ODD_SPACE.search(s, end, after)
+                    self.odd_space = found.start() if found is not None else None
             group = m.lastindex  # 2 braced, 3 quoted, 4 number, 5 macro
             regs = m.regs
             name_start, name_end = regs[1]
             start, end = regs[group]
-            if odd and self.odd_space is None:
-                found = _ODD_SPACE.search(s, pos, start) or _ODD_SPACE.search(s, end, after)
-                self.odd_space = found.start() if found is not None else None
             name = _lowered(s[name_start:name_end])
             if group == 5:
                 field: Field | RawField = RawField(
