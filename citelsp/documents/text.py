@@ -398,7 +398,7 @@ def plain_title(s: str) -> str:
     """The one cleaning every title gets, the cited one and every record's: LaTeX decoded
     first (so ``\\&apos;`` becomes ``&apos;``), then ``clean_markup``. Display text."""
     if _LATEX_TRIGGERS.isdisjoint(s) and "&" not in s and "<" not in s:
-        return collapse_whitespace(_ligatures(s))  # latex_decode's first path
+        return latex_decode(s)  # its first path: no markup to clean
     return clean_markup(latex_decode(s))
 
 
