@@ -20,7 +20,7 @@ from pathlib import Path
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
-from citelsp.workspace import Listener, Snapshot, Workspace
+from citelsp.workspace import NOTHING_IN_FOLDER, Listener, Snapshot, Workspace
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
 FAIL_ON = (*PRIORITIES, "never")
@@ -47,7 +47,8 @@ exit status:
   1  an item or diagnostic at or above --fail-on (default P0)
   2  usage error, or an input that could not be read (missing, empty, not a
      manuscript or bibliography; such files found by searching a folder are
-     passed over); the other inputs are still checked
+     passed over, unless the folder holds nothing else); the other inputs are
+     still checked
   3  no reference could be checked (offline without cached answers, or every
      source unreachable), unless --fail-on never"""
 
@@ -227,14 +228,14 @@ def _settings(ns: argparse.Namespace) -> Settings:
     return settings.with_changes(**changes)
 
 
-def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], set[Path]]:
+def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], dict[str, list[Path]]]:
     """Files named, found under directories, or matched by glob patterns; the messages for
-    what matched nothing; and the files only a directory search found (a ``package.json``
-    there is passed over, one named is an error)."""
+    what matched nothing; and each directory as written with the files its search found and
+    nobody named (a ``package.json`` there is passed over, one named is an error)."""
     suffixes = BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES
     found: dict[Path, None] = {}
     errors: list[str] = []
-    searched: set[Path] = set()
+    folders: dict[str, list[Path]] = {}
     named: set[Path] = set()
     for value in values:
         path = Path(value)
@@ -242,10 +243,8 @@ def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], set[Pat
             inside = [p for p in sorted(path.rglob("*")) if p.suffix.lower() in suffixes
                       and p.is_file() and not any(part.startswith(".") or part in _SKIPPED
                                                   for part in p.relative_to(path).parts)]
-            if not inside:
-                errors.append(f"{value}: no manuscript or bibliography in this directory")
             found.update(dict.fromkeys(inside))
-            searched.update(inside)
+            folders.setdefault(value, []).extend(inside)
         elif path.exists():
             found[path] = None
             named.add(path)
@@ -257,7 +256,8 @@ def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], set[Pat
             found.update(dict.fromkeys(matched))
         else:
             errors.append(f"{value}: no such file or directory")
-    return list(found), errors, searched - named
+    return list(found), errors, {folder: [p for p in inside if p not in named]
+                                 for folder, inside in folders.items()}
 
 
 _SKIPPED = {"node_modules", "__pycache__", "build", "dist", "venv"}
@@ -281,9 +281,9 @@ class _Terminal(Listener):
             print(message, file=sys.stderr)
 
 
-async def _check(paths: list[Path], searched: set[Path], settings: Settings,
+async def _check(paths: list[Path], folders: dict[str, list[Path]], settings: Settings,
                  listener: _Terminal) -> tuple[Snapshot, list[str]]:
-    workspace, errors = Workspace.for_paths(paths, settings, listener, searched=searched)
+    workspace, errors = Workspace.for_paths(paths, settings, listener, folders=folders)
     try:
         await workspace.verify_now()
         return workspace.snapshot(), errors
@@ -297,15 +297,16 @@ def check(ns: argparse.Namespace) -> int:
     from citelsp.reports import text as text_report
     from citelsp.reports.rows import rows
 
-    paths, errors, searched = expand_inputs(ns.paths)
+    paths, errors, folders = expand_inputs(ns.paths)
     if not paths:
+        errors += [f"{folder}: {NOTHING_IN_FOLDER}" for folder in folders]
         for error in errors:
             print(f"citelsp: {error}", file=sys.stderr)
         return EXIT_USAGE
     settings = _settings(ns)
     gc.disable()  # one run allocates millions of acyclic objects; scanning them cost a fifth
     listener = _Terminal(progress=sys.stderr.isatty() and not ns.quiet, quiet=ns.quiet)
-    snapshot, input_errors = asyncio.run(_check(paths, searched, settings, listener))
+    snapshot, input_errors = asyncio.run(_check(paths, folders, settings, listener))
     if _left_to_exit is not None:
         _left_to_exit.append(snapshot)
     errors += input_errors

@@ -171,6 +171,12 @@ def test_a_folder_search_passes_over_files_that_are_not_ours(api, tmp_path):
                     cwd=tmp_path)
     assert named.returncode == 2
     assert "repo/package.json: not a manuscript" in named.stderr
+    # a folder that holds none of ours is told as an empty one is; the rest is still checked
+    both = run_cli(api, "check", "repo/data", "repo", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert both.returncode == 2
+    assert both.stderr.splitlines()[0] == \
+        "citelsp: repo/data: no manuscript or bibliography in this directory"
+    assert "DOI_REFUTED" in both.stdout
 
 
 def test_glossaries_and_macro_files_in_a_project_are_left_alone(api, tmp_path):

@@ -13,7 +13,7 @@ import logging
 import operator
 import os
 import weakref
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from citelsp.config import Settings
@@ -46,6 +46,7 @@ from citelsp.workspace.verification import Listener, Verifier
 
 log = logging.getLogger(__name__)
 NO_CITATIONS: tuple[Citation, ...] = ()
+NOTHING_IN_FOLDER = "no manuscript or bibliography in this directory"
 
 
 class Workspace:
@@ -71,19 +72,30 @@ class Workspace:
 
     @classmethod
     def for_paths(cls, paths: Sequence[Path], settings: Settings,
-                  listener: Listener | None = None, *, searched: Collection[Path] = ()
+                  listener: Listener | None = None, *,
+                  folders: Mapping[str, Sequence[Path]] | None = None
                   ) -> tuple[Workspace, list[str]]:
         """A workspace of the given files (as if open in an editor), rooted at their common
         folder, that uses only the bibliographies the manuscripts name or the settings give;
-        also a message for every file that could not be used. Of the ``searched`` ones (found
-        by searching a folder, not named), those that are not manuscripts or bibliographies
-        at all (a ``package.json``, an empty or binary file) are passed over in silence."""
+        also a message for every file that could not be used. Files a folder search found
+        (``folders``: each folder as written, with those files) that are not manuscripts or
+        bibliographies at all (a ``package.json``, an empty or binary file) are passed over in
+        silence, unless that leaves the folder with nothing to check."""
+        folders = folders or {}
+        searched = {path for inside in folders.values() for path in inside}
         workspace = cls(settings, [_common_root(paths)], listener, scan=False)
         errors: list[str] = []
+        passed_over: set[Path] = set()
         for path in paths:
-            problem = workspace._open_path(path, searched=path in searched)
-            if problem is not None:
+            problem = workspace._open_path(path)
+            if problem is None:
+                continue
+            if path in searched:
+                passed_over.add(path)
+            else:
                 errors.append(f"{path}: {problem}")
+        errors += [f"{folder}: {NOTHING_IN_FOLDER}" for folder, inside in folders.items()
+                   if passed_over.issuperset(inside)]
         for doc in workspace.corpus.open_documents():
             if isinstance(doc, Manuscript):
                 errors += workspace._bibliography_errors(doc)
@@ -102,9 +114,8 @@ class Workspace:
                     "(bibliography:) or with \\bibliography{}, or pass --bib FILE"]
         return []
 
-    def _open_path(self, path: Path, *, searched: bool = False) -> str | None:
-        """Open one file given by path; why it cannot be used, if it cannot (nothing when a
-        folder search found it and it is simply not ours)."""
+    def _open_path(self, path: Path) -> str | None:
+        """Open one file given by path; why it cannot be used, if it cannot."""
         try:
             data = read_bytes(path)
         except OSError as exc:
@@ -128,7 +139,7 @@ class Workspace:
                     return None
                 kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
                 not_ours = f"no {kind} found: not a bibliography"
-        return None if searched else not_ours
+        return not_ours
 
     # -- settings and roots ----------------------------------------------------------------
 
