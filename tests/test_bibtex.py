@@ -429,7 +429,9 @@ def test_key_with_equals_sign_is_read_with_a_warning():
      ("@misc{k, title = {T}\u2003, year = 2020}\n", "\u2003"),  # after the value
      ("@misc{k, title =\u00a0{T {a {b {c}}}}, year = 2020}\n", "\u00a0"),  # deep braces
      ("@misc{\u00a0k, title = {T}, year = 2020}\n", "\u00a0"),  # before the key
-     ("@misc{k\u202f, title = {T}, year = 2020}\n", "\u202f")],  # after the key
+     ("@misc{k\u202f, title = {T}, year = 2020}\n", "\u202f"),  # after the key
+     ("@misc\u00a0{k, title = {T}, year = 2020}\n", "\u00a0"),  # after the type
+     ("@\u2009misc {k, title = {T}, year = 2020}\n", "\u2009")],  # after the "@"
 )
 def test_a_unicode_space_between_tokens_is_read_as_a_space_with_a_warning(text, odd):
     """BibTeX reads ``title<U+00A0>`` as another field's name and drops the title (and a key

@@ -24,8 +24,9 @@ Where they differ, the choice made here:
   ``%`` line inside an entry an error). Inside a value ``%`` is a character;
 - a key containing ``=`` is read (BibTeX; biber rejects the entry), with a MALFORMED_ENTRY
   warning;
-- a Unicode space between the tokens of an entry (a no-break space before ``=``, an
-  ideographic space as indentation) is read as a space, with a MALFORMED_ENTRY warning:
+- a Unicode space between the tokens of an entry (a no-break space before ``=`` or after
+  ``@misc``, an ideographic space as indentation) is read as a space, with a MALFORMED_ENTRY
+  warning:
   BibTeX 0.99d reads ``title<U+00A0>`` as the name of another field and drops the title,
   and stops with an error at one after a value. In a value it is text;
 - after an unreadable block, reading resumes at the next line that starts with ``@``

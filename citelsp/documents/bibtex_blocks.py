@@ -247,6 +247,8 @@ class _Tokenizer:
                 fields=fields,
                 macro_fields=tuple(self.macro_fields),
             )
+        if head.end() - start > len(entry_type) + 2:  # spaced out: a Unicode space is noted
+            self.skip_ws(self.skip_ws(start + 1) + len(entry_type))
         return self.entry(start, lowered, head.end())
 
     def skip_group(self, pos: int) -> int:
@@ -388,8 +390,8 @@ class _Tokenizer:
             notes.append(Note(
                 "MALFORMED_ENTRY", Severity.WARNING, at - base, at + 1 - base,
                 f"{space_name(self.s[at], capital=True)} where BibTeX expects a plain space: "
-                "it does not read it as one, so it misreads the key or drops a field here "
-                "(citelsp reads it as a space). Replace it with a plain space.",
+                "it does not read it as one, so it misreads the entry type, the key or a field "
+                "here (citelsp reads it as a space). Replace it with a plain space.",
                 key,
             ))  # fmt: skip
         if "=" in key:
