@@ -16,6 +16,7 @@ import ipaddress
 import json
 import logging
 import os
+import ssl
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -160,6 +161,7 @@ class HttpClient:
     def _make_client(self, client_class: type[httpx.AsyncClient]) -> httpx.AsyncClient:
         return client_class(
             transport=self._transport,
+            verify=_tls_context(),
             timeout=httpx.Timeout(self._settings.timeout_s),
             follow_redirects=False,
         )
@@ -494,6 +496,14 @@ class HttpClient:
         for secret in self._secrets:
             text = text.replace(secret, "[secret]")
         return text
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for the process, as httpx makes it (certifi's CA bundle, or
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``): loading the bundle was nearly all of the 55 ms a
+    client cost, and every change of settings makes a new client."""
+    return httpx.create_ssl_context()
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
