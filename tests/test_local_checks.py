@@ -51,6 +51,25 @@ def test_dangling_citation_on_the_key(tmp_path):
     assert PAPER[dangling[0].span.start:dangling[0].span.end] == "missing"
 
 
+def test_a_citation_of_an_entry_that_cannot_be_read_points_at_it(tmp_path):
+    """The key is in the bibliography, but its entry is broken: "not in any bibliography"
+    would send the writer looking for a missing entry instead of an unclosed brace."""
+    bib = BIB + "@article{broken, title = {Unclosed, year = 2020,\n@book{h, title = {H}}\n"
+    paper = PAPER.replace("[@missing]", "[@missing; @broken]")
+    ws, bib_uri, paper_uri = ws_with(tmp_path, bib, paper)
+    dangling = {p.key: p for p in by_code(ws.local_problems(paper_uri), "DANGLING_CITATION")}
+    assert set(dangling) == {"missing", "broken"}
+    assert dangling["missing"].message.endswith("is not in any bibliography of this manuscript")
+    assert dangling["missing"].related == ()
+    (malformed,) = [p for p in ws.local_problems(bib_uri)
+                    if p.code == "MALFORMED_ENTRY" and p.key == "broken"]
+    assert dangling["broken"].message == (
+        "citation key 'broken': its entry in refs.bib cannot be read (the MALFORMED_ENTRY "
+        "error at line 10)")
+    assert [(r.uri, r.span) for r in dangling["broken"].related] == [(bib_uri, malformed.span)]
+    assert bib.count("\n", 0, malformed.span.start) + 1 == 10
+
+
 def test_duplicate_keys_on_every_occurrence_with_related_locations(tmp_path):
     ws, bib_uri, _ = ws_with(tmp_path)
     dups = by_code(ws.local_problems(bib_uri), "DUPLICATE_KEY")

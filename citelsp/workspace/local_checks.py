@@ -23,6 +23,7 @@ from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
 from citelsp.documents.works import oversized
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
+from citelsp.uris import uri_to_path
 from citelsp.workspace.graph import CitationGraph
 
 
@@ -78,17 +79,31 @@ class LocalChecks:
         return problems
 
     def dangling_citations(self, manuscript: Manuscript) -> list[Problem]:
+        """Citations of keys no entry has; where an entry with the key cannot be read, the
+        message says so and points at it (the key is there, the entry is broken)."""
         problems = []
+        unreadable: dict[str, tuple[Bibliography, Problem]] | None = None
         for c, resolved in self.graph.resolved(manuscript):
             if c.wildcard or resolved.references:
                 continue
+            if unreadable is None:
+                unreadable = _unreadable_entries(self.graph.bibliographies(manuscript))
             what = "ref marker slug" if c.syntax == "marker" else "citation key"
+            message = f"{what} '{c.key}' is not in any bibliography of this manuscript"
+            related: tuple[Location, ...] = ()
+            if (broken := unreadable.get(c.key)) is not None:
+                bib, problem = broken
+                line = bib.text.count("\n", 0, problem.span.start) + 1
+                message = (f"{what} '{c.key}': its entry in {uri_to_path(bib.uri).name} "
+                           f"cannot be read (the {problem.code} error at line {line})")
+                related = (Location(bib.uri, problem.span),)
             problems.append(Problem(
                 code="DANGLING_CITATION",
                 span=c.span,
-                message=f"{what} '{c.key}' is not in any bibliography of this manuscript",
+                message=message,
                 severity=Severity.ERROR,
                 key=c.key,
+                related=related,
             ))
         return problems
 
@@ -119,6 +134,17 @@ class LocalChecks:
             key=ref.key,
         )
         return problem
+
+
+def _unreadable_entries(bibliographies: Iterable[Bibliography]
+                        ) -> dict[str, tuple[Bibliography, Problem]]:
+    """Key → the first entry with that key the parser could not read, and why."""
+    found: dict[str, tuple[Bibliography, Problem]] = {}
+    for bib in bibliographies:
+        for p in bib.problems:
+            if p.code == "MALFORMED_ENTRY" and p.severity == Severity.ERROR and p.key:
+                found.setdefault(p.key, (bib, p))
+    return found
 
 
 class EntryIndex:
