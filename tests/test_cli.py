@@ -179,6 +179,21 @@ def test_a_folder_search_passes_over_files_that_are_not_ours(api, tmp_path):
     assert "DOI_REFUTED" in both.stdout
 
 
+def test_a_csl_yaml_bibliography_file_is_checked(api, tmp_path):
+    """pandoc's ``bibliography: refs.yaml``: its items are read and looked up like any
+    others, findings at the item; a configuration YAML beside it is not an input."""
+    write(tmp_path, **{
+        "paper/refs.yaml": "---\nreferences:\n- id: fake\n  type: article-journal\n"
+                           "  title: A study of things that never were\n"
+                           "  DOI: 10.1371/notarealdoi\n---\n",
+        "paper/paper.md": PAPER.replace("refs.bib", "refs.yaml"),
+        "paper/mkdocs.yml": "site_name: paper\n"})
+    done = run_cli(api, "check", "paper", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "paper/refs.yaml:6:8: P0 DOI_REFUTED fake:" in done.stdout, done.stdout  # on the DOI
+    assert "DANGLING_CITATION fakee" in done.stdout and "mkdocs" not in done.stderr
+
+
 def test_glossaries_and_macro_files_in_a_project_are_left_alone(api, tmp_path):
     """A thesis folder holds a bib2gls glossary and a file of @string abbreviations beside
     its bibliography: both are valid BibTeX without works, told and skipped, not errors."""

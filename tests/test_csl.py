@@ -6,6 +6,7 @@ import pytest
 
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.model import Severity
+from citelsp.documents.parse import parse_document
 
 URI = "file:///refs.json"
 
@@ -192,6 +193,34 @@ def test_broken_csl_yaml_is_a_problem():
     (problem,) = bib.problems
     assert problem.code == "MALFORMED_ENTRY" and problem.message.startswith("Invalid YAML")
     assert start <= problem.span.start < end
+
+
+@pytest.mark.parametrize("fences", [("", ""), ("---\n", "...\n"), ("---\n", "---\n")])
+def test_a_csl_yaml_file_is_a_bibliography_with_or_without_fences(fences):
+    """pandoc's ``--bibliography refs.yaml``: a ``references:`` list, as its converters write
+    it (fenced like front matter) or bare."""
+    opening, closing = fences
+    text = (f"{opening}references:\n- id: doe2020\n  type: article-journal\n"
+            f"  title: 'Quoted: title'\n- id: roe\n  type: book\n{closing}")
+    bib = parse_document("file:///refs.yaml", text)
+    assert bib.source_format == "csl-yaml" and not bib.problems
+    doe, roe = bib.references
+    assert at(text, doe.key_span) == "doe2020" and at(text, roe.key_span) == "roe"
+    assert doe.fields["title"].value == "Quoted: title" == at(text, doe.fields["title"].span)
+
+
+@pytest.mark.parametrize("name", ["mkdocs.yml", "environment.yaml", "refs.yaml"])
+def test_yaml_without_references_is_not_a_bibliography(name):
+    """A project's configuration files are not read as YAML at all."""
+    text = "site_name: x\nnav:\n  - references: refs.md\n  - [unclosed\n"
+    assert parse_document(f"file:///{name}", text) is None
+
+
+def test_a_broken_csl_yaml_file_is_a_problem():
+    text = "references:\n- id: a\n  title: [unclosed\n- id: b\n"
+    bib = parse_document("file:///refs.yml", text)
+    (problem,) = bib.problems
+    assert problem.code == "MALFORMED_ENTRY" and problem.message.startswith("Invalid YAML")
 
 
 # --- hostile JSON: deep nesting, lone surrogates (issue 13, item 5) --------------------------

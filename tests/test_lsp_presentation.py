@@ -144,6 +144,51 @@ async def test_a_dangling_key_offers_the_near_key_and_an_entry_from_its_doi(
         assert f"doi = {{{REAL_DOI}}}" in text
 
 
+async def test_an_entry_from_a_doi_goes_into_a_csl_yaml_bibliography_as_yaml(
+        tmp_path, env):  # noqa: F811
+    """pandoc's CSL-YAML bibliography file: the new item follows the last one, indented
+    like it, and the file reads back with every item."""
+    from citelsp.documents.parse import parse_document
+
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("---\nreferences:\n  - id: smith_2023\n    type: article-journal\n"
+                    "    title: Field names\n...\n", encoding="utf-8")
+    paper = tmp_path / "paper.md"
+    paper.write_text("---\nbibliography: refs.yaml\n---\nSee [@10.1038/s42256-024-00832-8] "
+                     "and [@smith_2023].\n", encoding="utf-8")
+    async with lsp_session(tmp_path, env) as lsp:
+        applied: list[types.WorkspaceEdit] = []
+
+        @lsp.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams):
+            applied.append(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
+        assert [d.message for d in lsp.diagnostics[md] if d.code == "DANGLING_CITATION"] == [
+            "citation key '10.1038/s42256-024-00832-8' is not in any bibliography of this "
+            "manuscript"], "smith_2023 is read from the YAML file"
+        found = await code_actions(lsp, md, position_of(paper, "@10.1038"))
+        create = [a for a in found if a.title.startswith("Create an entry")]
+        assert create, [a.title for a in found]
+        assert (await run(lsp, create[0]))["applied"]
+        (edit,) = applied[0].changes[refs.as_uri()]
+    text = refs.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    at = sum(len(line) for line in lines[:edit.range.start.line]) + edit.range.start.character
+    after = text[:at] + edit.new_text + text[at:]
+    assert "\n  - id: 10.1038/s42256-024-00832-8\n    type: article-journal\n" in after
+    bib = parse_document(refs.as_uri(), after)
+    assert not bib.problems
+    assert [r.key for r in bib.references] == ["smith_2023", "10.1038/s42256-024-00832-8"]
+    added = bib.references[1]
+    assert added.fields["title"].value == \
+        "Augmenting large language models with chemistry tools"
+    assert added.fields["doi"].value == REAL_DOI
+    assert after.endswith("\n...\n")
+
+
 async def test_a_plugin_that_prompts_is_offered_create_entry_for_any_key(workspace, env):  # noqa: F811
     paper = workspace / "paper.md"
     async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 from citelsp.documents.bibtex import BibtexBibliography, parse_bibtex
-from citelsp.documents.csl import parse_csl_json
+from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.encoding import without_surrogates
-from citelsp.documents.manuscript import language_for_path, parse_manuscript
+from citelsp.documents.manuscript import front_matter, language_for_path, parse_manuscript
 from citelsp.documents.model import Bibliography, Manuscript
 from citelsp.uris import uri_to_path
 
 Document = Manuscript | Bibliography
 BIBLIOGRAPHY_SUFFIXES = (".bib", ".json")
+"""Found by searching folders; a CSL-YAML file is read only where it is named (most YAML
+files in a project configure something)."""
+CSL_YAML_SUFFIXES = (".yaml", ".yml")
+_REFERENCES_KEY = re.compile(r"^references[ \t]*:", re.MULTILINE)
 MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".latex")
 _EDITOR_LANGUAGES = {"tex": "latex", "quarto": "markdown", "rmd": "markdown"}
 
@@ -47,9 +53,21 @@ def _parse(uri: str, text: str, language: str | None, previous: Document | None,
         return parse_bibtex(uri, text, previous=last, macros=macros)
     if suffix == ".json" or language in ("json", "csl-json"):
         return parse_csl_json(uri, text)
+    if suffix in CSL_YAML_SUFFIXES or language == "csl-yaml":
+        return _csl_yaml_file(uri, text)
     lang = language_for_path(str(path))
     if lang is None and language in ("markdown", "latex", "tex", "plaintext", "quarto", "rmd"):
         lang = _EDITOR_LANGUAGES.get(language, language)
     if lang is None:
         return None
     return parse_manuscript(uri, text, lang)
+
+
+def _csl_yaml_file(uri: str, text: str) -> Bibliography | None:
+    """A CSL-YAML bibliography as pandoc reads one: a top-level ``references:`` list, with or
+    without ``---`` fences; None for YAML without one (a configuration file), unparsed."""
+    front = front_matter(text)
+    start, end = (front.body.start, front.body.end) if front is not None else (0, len(text))
+    if _REFERENCES_KEY.search(text, start, end) is None:
+        return None
+    return parse_csl_yaml(uri, text, start, end)

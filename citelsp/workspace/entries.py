@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import yaml
+
 from citelsp.documents.model import Bibliography
 from citelsp.resolution.outcome import Record
 
@@ -39,6 +41,8 @@ def new_entry(bibliography: Bibliography, key: str, record: Record) -> NewEntry:
         lead = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n")
                                                              else "\n\n")
         return NewEntry(bibliography.uri, len(text), lead + _bibtex(key, record))
+    if bibliography.source_format == "csl-yaml":
+        return _yaml_item(bibliography, _csl(key, record))
     item = json.dumps(_csl(key, record), ensure_ascii=False, indent=2)
     end = text.rstrip().rfind("]")
     if end < 0:
@@ -47,6 +51,25 @@ def new_entry(bibliography: Bibliography, key: str, record: Record) -> NewEntry:
     separator = ",\n" if not before.endswith("[") else "\n"
     indented = "\n".join("  " + line for line in item.splitlines())
     return NewEntry(bibliography.uri, len(before), separator + indented + "\n")
+
+
+def _yaml_item(bibliography: Bibliography, item: dict) -> NewEntry:
+    """``item`` after the last item of a CSL-YAML ``references:`` list, its ``-`` where the
+    first item's is."""
+    if not bibliography.references:
+        raise ValueError("the CSL-YAML bibliography has no item yet to add one after: add "
+                         "the first by hand")
+    text = bibliography.text
+    first = bibliography.references[0].span.start  # the item's first key, after its "- "
+    line_start = text.rfind("\n", 0, first) + 1
+    dash = text.rfind("-", line_start, first)
+    if dash < 0 or text[line_start:dash].strip():
+        raise ValueError("the CSL-YAML references are not a block list ('- id: …'): add the "
+                         "item by hand")
+    indent = " " * (dash - line_start)
+    dumped = yaml.safe_dump([item], allow_unicode=True, sort_keys=False, width=10_000)
+    lines = "\n".join(indent + line for line in dumped.splitlines())
+    return NewEntry(bibliography.uri, bibliography.references[-1].span.end, "\n" + lines)
 
 
 def _bibtex(key: str, record: Record) -> str:

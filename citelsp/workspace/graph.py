@@ -163,7 +163,7 @@ class CitationGraph:
                 found.append((written, "the path cannot name a file (a NUL character?)"))
             elif not isinstance(self.corpus.get(uri), Bibliography):
                 found.append((written, self.corpus.unreadable.get(uri)
-                              or "not a BibTeX or CSL-JSON bibliography"))
+                              or "not a BibTeX, CSL-JSON or CSL-YAML bibliography"))
         return found
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:

@@ -131,7 +131,7 @@ class Workspace:
             note_encoding(doc, decoded)
             if doc is None:
                 not_ours = ("not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, "
-                            "CSL-JSON)")
+                            "CSL-JSON, CSL-YAML)")
             elif isinstance(doc, Bibliography) and not doc.references and not doc.problems:
                 if doc.other_types:  # macros or glossary entries: left alone, as in an editor
                     self.listener.notice(

@@ -29,6 +29,8 @@ const DOCUMENTS = [
   { scheme: 'file', language: 'tex' },
   { scheme: 'file', language: 'bibtex' },
   { scheme: 'file', language: 'json' },
+  // CSL-YAML bibliographies (pandoc); other YAML files are passed over by the server.
+  { scheme: 'file', language: 'yaml' },
   // Without a LaTeX extension VS Code opens .bib files as plain text.
   { scheme: 'file', pattern: '**/*.bib' },
 ];
