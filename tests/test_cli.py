@@ -185,13 +185,15 @@ def test_a_csl_yaml_bibliography_file_is_checked(api, tmp_path):
     write(tmp_path, **{
         "paper/refs.yaml": "---\nreferences:\n- id: fake\n  type: article-journal\n"
                            "  title: A study of things that never were\n"
-                           "  DOI: 10.1371/notarealdoi\n---\n",
+                           "  DOI: 10.1371/notarealdoi\n- id: uncited\n  type: book\n"
+                           "  title: Never cited\n---\n",
         "paper/paper.md": PAPER.replace("refs.bib", "refs.yaml"),
         "paper/mkdocs.yml": "site_name: paper\n"})
     done = run_cli(api, "check", "paper", cache_dir=tmp_path / "c", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "paper/refs.yaml:6:8: P0 DOI_REFUTED fake:" in done.stdout, done.stdout  # on the DOI
     assert "DANGLING_CITATION fakee" in done.stdout and "mkdocs" not in done.stderr
+    assert "paper/refs.yaml:7:7: P3 ORPHAN_REFERENCE uncited:" in done.stdout, done.stdout
 
 
 def test_glossaries_and_macro_files_in_a_project_are_left_alone(api, tmp_path):

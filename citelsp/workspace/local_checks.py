@@ -108,9 +108,10 @@ class LocalChecks:
         return problems
 
     def orphans(self, bib: Bibliography) -> list[Problem]:
-        """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open."""
+        """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open,
+        and for the references of a manuscript's own front matter."""
         open_users = self.graph.users(bib.uri)
-        if not open_users or bib.source_format == "csl-yaml":
+        if not open_users or isinstance(self.graph.corpus.get(bib.uri), Manuscript):
             return []
         cited: set[str] = set()
         for m in open_users:
