@@ -98,6 +98,18 @@ def test_invalid_csl_json_is_a_problem_and_keeps_earlier_items():
     assert "Invalid JSON" in problem.message
 
 
+@pytest.mark.parametrize("closing", ["]", "}"])
+def test_a_trailing_comma_is_named_and_marked(closing):
+    """The commonest hand-edit slip: JSON's own message ("Expecting value") points past it."""
+    text = ('[\n  {"id": "a", "type": "book"},\n  {"id": "b", "type": "book", "title": "T"},\n]'
+            if closing == "]" else '[{"id": "a", "type": "book", "title": "T", }]')
+    bib = parse_csl_json(URI, text)
+    (problem,) = bib.problems
+    assert problem.span.start == text.rindex(",")
+    assert problem.message == (f"Invalid JSON: a comma before '{closing}' (JSON allows no "
+                               "trailing comma).")
+
+
 def test_byte_order_mark_is_skipped():
     bib = parse_csl_json(URI, '\ufeff[{"id": "a", "type": "book"}]')
     assert [r.key for r in bib.references] == ["a"] and bib.problems == []

@@ -89,8 +89,18 @@ def parse_csl_json(uri: str, text: str) -> Bibliography | None:
         for item in items:
             _add_item(bib, uri, item.start, item.end, item.properties)
     if error is not None:
-        bib.problems.append(_malformed(text, error.pos, f"Invalid JSON: {error.msg}."))
+        bib.problems.append(_json_problem(text, error))
     return bib
+
+
+def _json_problem(text: str, error: JSONDecodeError) -> Problem:
+    """Where and why the JSON broke; a trailing comma (the usual cause) is named and marked."""
+    pos, why = error.pos, error.msg
+    if pos < len(text) and text[pos] in "]}":
+        comma = len(text[:pos].rstrip()) - 1
+        if comma >= 0 and text[comma] == ",":
+            pos, why = comma, f"a comma before '{text[error.pos]}' (JSON allows no trailing comma)"
+    return _malformed(text, pos, f"Invalid JSON: {why}.")
 
 
 def _looks_like_csl(text: str) -> bool:
