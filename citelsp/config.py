@@ -111,9 +111,10 @@ def _resolver_options() -> tuple[Option, ...]:
 
 OPTIONS: tuple[Option, ...] = (
     Option("citelsp.bibliography", "array", [],
-           "Bibliography files (`.bib` or CSL-JSON) used when a manuscript names none in its "
-           "front matter or `\\bibliography{}`. Relative paths are relative to the first "
-           "workspace folder. Empty: every `.bib` and CSL-JSON file in the workspace.",
+           "Bibliography files (`.bib`, CSL-JSON or CSL-YAML) used when a manuscript names "
+           "none in its front matter, `\\bibliography{}` or Quarto project (`_quarto.yml`, "
+           "`_metadata.yml`). Relative paths are relative to the first workspace folder. "
+           "Empty: every `.bib` and CSL-JSON file in the workspace.",
            schema={"items": {"type": "string"}}),
     Option("citelsp.slugMap", ("object", "string", "null"), None,
            "Maps `<!--ref:slug-->` slugs to citation keys: an object `{\"slug\": \"key\"}` "

@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
 from citelsp.documents.bibtex import BibtexBibliography
+from citelsp.documents.manuscript import language_for_path
 from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
+from citelsp.workspace.projects import QuartoProjects
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,10 @@ class CitationGraph:
         self._named: dict[str, list[tuple[str, str | None]]] = {}
         """Manuscript URI → the bibliography paths it names as written, each with its URI
         (None when the path cannot name a file at all)."""
+        self._projects = QuartoProjects()
+        self._inherited: dict[str, Path] = {}
+        """Manuscript URI → the project or folder metadata file that names its
+        bibliographies (it names none itself)."""
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -67,6 +74,7 @@ class CitationGraph:
         """``uri`` is no longer known (closed and not needed, or deleted)."""
         self._unlink(uri)
         self._named.pop(uri, None)
+        self._inherited.pop(uri, None)
         self._by_key.pop(uri, None)
         self._bibs.pop(uri, None)
         self._resolved.pop(uri, None)
@@ -80,6 +88,7 @@ class CitationGraph:
         """Settings or the files on disk changed: work every manuscript's bibliographies out
         again."""
         self._slug_map = None
+        self._projects.clear()
         for uri in list(self._uses):
             doc = self.corpus.load(uri)
             if isinstance(doc, Manuscript):
@@ -112,9 +121,15 @@ class CitationGraph:
     def _bibliography_uris(self, manuscript: Manuscript) -> tuple[tuple[str, ...], bool]:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
-        base = uri_to_path(manuscript.uri).parent
+        path = uri_to_path(manuscript.uri)
         written = list(manuscript.bibliography_paths)
-        paths = [base / p for p in written if "\0" not in p]
+        paths = [path.parent / p for p in written if "\0" not in p]
+        self._inherited.pop(manuscript.uri, None)
+        if not written and language_for_path(path.name) == "markdown" and (
+                inherited := self._projects.bibliographies(path)) is not None:
+            self._inherited[manuscript.uri] = inherited.source
+            written = list(inherited.written)
+            paths = [inherited.source.parent / p for p in written if "\0" not in p]
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)
@@ -164,6 +179,8 @@ class CitationGraph:
             elif not isinstance(self.corpus.get(uri), Bibliography):
                 found.append((written, self.corpus.unreadable.get(uri)
                               or "not a BibTeX, CSL-JSON or CSL-YAML bibliography"))
+        if found and (source := self._inherited.get(manuscript.uri)) is not None:
+            found = [(written, f"{why}; named in {source}") for written, why in found]
         return found
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:
