@@ -1,4 +1,4 @@
-"""Quarto projects: a chapter inherits the bibliography its project or folder names."""
+"""Quarto and bookdown projects: a chapter inherits the bibliography its project names."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.workspace import Workspace
-from citelsp.workspace.projects import QuartoProjects
+from citelsp.workspace.projects import Projects
 
 KNUTH = "@book{knuth84, title = {The TeXbook}, author = {Knuth, Donald E.}, year = 1984}\n"
 LAMPORT = "@book{lamport94, title = {LaTeX}, author = {Lamport, Leslie}, year = 1994}\n"
@@ -57,12 +57,12 @@ def test_front_matter_still_wins_and_latex_is_not_a_quarto_document(tmp_path):
 
 def test_outside_a_project_folder_metadata_does_not_apply(tmp_path):
     write(tmp_path, **{"_metadata.yml": "bibliography: a.bib\n", "a.bib": KNUTH})
-    assert QuartoProjects().bibliographies(tmp_path / "ch.md") is None
+    assert Projects().bibliographies(tmp_path / "ch.md") is None
 
 
 def test_a_broken_or_silent_project_file_names_nothing(tmp_path):
     write(tmp_path, **{"_quarto.yml": "project: [unclosed\n", "sub/_quarto.yml": "project:\n"})
-    projects = QuartoProjects()
+    projects = Projects()
     assert projects.bibliographies(tmp_path / "ch.md") is None
     assert projects.bibliographies(tmp_path / "sub/ch.md") is None
 
@@ -85,3 +85,14 @@ def test_an_edited_project_file_is_read_again(tmp_path):
     write(tmp_path, **{"_quarto.yml": "bibliography: [a.bib, b.bib]\n"})
     workspace.files_changed([(tmp_path / "_quarto.yml").as_uri()])
     assert dangling(workspace, chapter) == []
+
+
+def test_a_bookdown_chapter_uses_the_bibliography_of_index_rmd(tmp_path):
+    write(tmp_path, **{"_bookdown.yml": 'book_filename: "b"\n', "book.bib": KNUTH,
+                       "packages.bib": LAMPORT, "01-intro.Rmd": "# Intro\n\nSee @knuth84.\n",
+                       "index.Rmd": "---\ntitle: B\nbibliography: [book.bib, packages.bib]\n---\n"
+                                    "# Preface\n\nSee [@lamport94].\n"})
+    chapter = tmp_path / "01-intro.Rmd"
+    workspace, errors = Workspace.for_paths([chapter, tmp_path / "index.Rmd"], Settings())
+    assert errors == [] and dangling(workspace, chapter) == []
+    assert dangling(workspace, tmp_path / "index.Rmd") == []

@@ -24,7 +24,7 @@ from citelsp.documents.model import Bibliography, Citation, Manuscript, Referenc
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
-from citelsp.workspace.projects import QuartoProjects
+from citelsp.workspace.projects import Projects
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class CitationGraph:
         self._named: dict[str, list[tuple[str, str | None]]] = {}
         """Manuscript URI → the bibliography paths it names as written, each with its URI
         (None when the path cannot name a file at all)."""
-        self._projects = QuartoProjects()
+        self._projects = Projects()
         self._inherited: dict[str, Path] = {}
         """Manuscript URI → the project or folder metadata file that names its
         bibliographies (it names none itself)."""
