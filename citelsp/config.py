@@ -112,10 +112,10 @@ def _resolver_options() -> tuple[Option, ...]:
 OPTIONS: tuple[Option, ...] = (
     Option("citelsp.bibliography", "array", [],
            "Bibliography files (`.bib`, CSL-JSON or CSL-YAML) used when a manuscript names "
-           "none in its front matter, `\\bibliography{}` or project (`_quarto.yml`, "
-           "`_metadata.yml`, a bookdown book's `index.Rmd`). Relative paths are relative to "
-           "the first workspace folder. Empty: every `.bib` and CSL-JSON file in the "
-           "workspace.",
+           "none in its front matter, `\\bibliography{}`, LaTeX main file or project "
+           "(`_quarto.yml`, `_metadata.yml`, a bookdown book's `index.Rmd`). Relative paths "
+           "are relative to the first workspace folder. Empty: every `.bib` and CSL-JSON "
+           "file in the workspace.",
            schema={"items": {"type": "string"}}),
     Option("citelsp.slugMap", ("object", "string", "null"), None,
            "Maps `<!--ref:slug-->` slugs to citation keys: an object `{\"slug\": \"key\"}` "

@@ -1,4 +1,5 @@
-"""Quarto and bookdown projects: a chapter inherits the bibliography its project names."""
+"""A chapter checked on its own uses the bibliography of the document it is part of: a
+LaTeX main file, a Quarto project, a bookdown book."""
 
 from __future__ import annotations
 
@@ -96,3 +97,49 @@ def test_a_bookdown_chapter_uses_the_bibliography_of_index_rmd(tmp_path):
     workspace, errors = Workspace.for_paths([chapter, tmp_path / "index.Rmd"], Settings())
     assert errors == [] and dangling(workspace, chapter) == []
     assert dangling(workspace, tmp_path / "index.Rmd") == []
+
+
+MAIN = ("\\documentclass{book}\n\\begin{document}\n\\include{chapters/ch1}\n"
+        "% \\input{chapters/commented}\n\\bibliography{bib/refs}\n\\end{document}\n")
+CH = "See \\cite{knuth84} and \\cite{lamport94}.\n"
+
+
+def test_a_latex_chapter_uses_the_bibliography_of_the_main_file_that_includes_it(tmp_path):
+    write(tmp_path, **{"thesis/main.tex": MAIN, "thesis/bib/refs.bib": KNUTH,
+                       "thesis/chapters/ch1.tex": CH, "thesis/chapters/commented.tex": CH,
+                       "thesis/other.tex": "\\input{elsewhere}\n"})
+    chapter = tmp_path / "thesis/chapters/ch1.tex"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == ["lamport94"]
+    commented = tmp_path / "thesis/chapters/commented.tex"  # only in a comment: not included
+    _, errors = Workspace.for_paths([commented], Settings())
+    assert any("no bibliography found" in e for e in errors)
+
+
+def test_nested_inputs_are_followed_to_the_main_file(tmp_path):
+    """main.tex includes parts/p1.tex, which inputs parts/s1.tex (written relative to the
+    main file's folder, where TeX reads it) and a file of its own folder with ``\\subimport``."""
+    write(tmp_path, **{"main.tex": "\\include{parts/p1}\n\\addbibresource{refs.bib}\n",
+                       "refs.bib": KNUTH + LAMPORT, "parts/p1.tex": "\\input{parts/s1}\n"
+                       "\\subimport{./}{s2}\n", "parts/s1.tex": CH, "parts/s2.tex": CH})
+    for name in ("parts/s1.tex", "parts/s2.tex"):
+        workspace, errors = Workspace.for_paths([tmp_path / name], Settings())
+        assert errors == [] and dangling(workspace, tmp_path / name) == []
+
+
+def test_a_magic_root_comment_or_the_subfiles_class_names_the_main_file(tmp_path):
+    write(tmp_path, **{"book/main.tex": MAIN.replace("bib/refs", "refs"),
+                       "book/refs.bib": LAMPORT,
+                       "notes/a.tex": "% !TeX root = ../book/main.tex\n" + CH,
+                       "book/sub/b.tex": "\\documentclass[../main]{subfiles}\n" + CH})
+    for name in ("notes/a.tex", "book/sub/b.tex"):
+        workspace, errors = Workspace.for_paths([tmp_path / name], Settings())
+        assert errors == [] and dangling(workspace, tmp_path / name) == ["knuth84"]
+
+
+def test_a_latex_file_that_names_its_own_bibliography_keeps_it(tmp_path):
+    write(tmp_path, **{"main.tex": MAIN, "bib/refs.bib": KNUTH, "other.bib": LAMPORT,
+                       "chapters/ch1.tex": "\\bibliography{../other}\n" + CH})
+    chapter = tmp_path / "chapters/ch1.tex"
+    workspace, _ = Workspace.for_paths([chapter], Settings())
+    assert dangling(workspace, chapter) == ["knuth84"]

@@ -9,6 +9,7 @@ Comments, ``\\verb`` and verbatim environments are blanked out first, keeping of
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from citelsp.documents.model import Citation
 from citelsp.spans import Span
@@ -48,6 +49,12 @@ _PARENTHESISED = re.compile(r"\((?:[^(){}\\]|\\.|" + _BRACED + r")*\)", re.S)
 _KEYS = re.compile(r"\{(?P<keys>[^{}]*)\}")
 _ITEM = re.compile(r"[^,\s]+(?:\s+[^,\s]+)*")
 _NOT_NEWLINE = re.compile(r"[^\r\n]")
+_MAGIC_ROOT = re.compile(r"^[ \t]*%[ \t]*![ \t]*TEX[ \t]+root[ \t]*=[ \t]*(\S(?:[^\r\n]*\S)?)",
+                         re.IGNORECASE | re.MULTILINE)
+_INPUT = re.compile(r"\\(?:input|include|subfile)[ \t]*\{(?P<file>[^{}\r\n]+)\}"
+                    r"|\\(?:sub)?import\*?[ \t]*\{(?P<folder>[^{}\r\n]*)\}[ \t]*"
+                    r"\{(?P<name>[^{}\r\n]+)\}")
+_SUBFILES = re.compile(r"\\documentclass[ \t]*\[([^\]\r\n]+)\][ \t]*\{subfiles\}")
 
 
 def parse_latex(uri: str, text: str) -> tuple[list[Citation], list[str]]:
@@ -63,6 +70,29 @@ def parse_latex(uri: str, text: str) -> tuple[list[Citation], list[str]]:
         else:
             citations.extend(_citations(uri, source, m, name))
     return citations, paths
+
+
+def document_root(text: str) -> str | None:
+    """The main file this one is part of, as written: the ``% !TEX root =`` comment the
+    LaTeX editors share, else the ``subfiles`` class option (``.tex`` added to a name
+    without a suffix)."""
+    found = _MAGIC_ROOT.search(text) or _SUBFILES.search(text)
+    if found is None:
+        return None
+    root = found.group(1).strip()
+    return root if PurePosixPath(root.replace("\\", "/")).suffix else root + ".tex"
+
+
+def latex_inputs(text: str) -> list[str]:
+    """The files ``text`` inputs, includes, or imports (``subfiles``, ``import``), as written,
+    relative to its own folder."""
+    found = []
+    for m in _INPUT.finditer(visible_source(text)):
+        if m.group("file") is not None:
+            found.append(m.group("file").strip())
+        else:
+            found.append(m.group("folder").strip().rstrip("/") + "/" + m.group("name").strip())
+    return found
 
 
 def visible_source(text: str) -> str:

@@ -55,6 +55,7 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
     manuscript = Manuscript(uri=uri, text=text)
     if language == "latex":
         manuscript.citations, manuscript.bibliography_paths = latex.parse_latex(uri, text)
+        manuscript.root = latex.document_root(text)
         return manuscript
     hidden: list[Span] = []
     start = 0

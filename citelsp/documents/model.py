@@ -307,3 +307,6 @@ class Manuscript:
     """Paths as written in front matter, ``\\bibliography`` or ``\\addbibresource``."""
     inline: Bibliography | None = None
     """CSL-YAML ``references:`` in the front matter."""
+    root: str | None = None
+    """The main file of a LaTeX document this one is part of, as written
+    (``% !TEX root = ../main.tex``, ``\\documentclass[../main.tex]{subfiles}``)."""

@@ -24,7 +24,7 @@ from citelsp.documents.model import Bibliography, Citation, Manuscript, Referenc
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
-from citelsp.workspace.projects import Projects
+from citelsp.workspace.projects import Inherited, Projects
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,7 @@ class CitationGraph:
         written = list(manuscript.bibliography_paths)
         paths = [path.parent / p for p in written if "\0" not in p]
         self._inherited.pop(manuscript.uri, None)
-        if not written and language_for_path(path.name) == "markdown" and (
-                inherited := self._projects.bibliographies(path)) is not None:
+        if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
             self._inherited[manuscript.uri] = inherited.source
             written = list(inherited.written)
             paths = [inherited.source.parent / p for p in written if "\0" not in p]
@@ -150,6 +149,16 @@ class CitationGraph:
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
+
+    def _inherited_by(self, manuscript: Manuscript, path: Path) -> Inherited | None:
+        """What a manuscript that names no bibliography gets from the document or project
+        it is part of: a LaTeX chapter from its main file, a Markdown one from its project."""
+        language = language_for_path(path.name)
+        if language == "latex" and "\0" not in (manuscript.root or ""):
+            return self._projects.latex_document(path, manuscript.root)
+        if language == "markdown":
+            return self._projects.bibliographies(path)
+        return None
 
     # -- bibliographies --------------------------------------------------------------------
 

@@ -1,23 +1,33 @@
-"""Quarto and bookdown projects: the bibliographies a Markdown manuscript inherits.
+"""The documents and projects a manuscript is part of: the bibliographies it inherits.
 
-A Quarto book or website names its bibliography once, in the project's ``_quarto.yml`` or in a
-folder's ``_metadata.yml``, and no chapter repeats it; without reading them every citation
-of a chapter checked on its own would dangle. A file belongs to the project of the nearest
-``_quarto.yml`` above it; the nearest file between it and the project root that names a
-``bibliography`` gives it (Quarto merges them, the nearest winning), its paths relative to
-that file's folder. A bookdown book (``_bookdown.yml``) names it in the front matter of its
-``index.Rmd``, which every chapter shares.
+A chapter rarely names its bibliography: a LaTeX chapter's ``\\bibliography`` is in the main
+file that inputs it, and a Quarto book or website names it once, in the project's
+``_quarto.yml`` or a folder's ``_metadata.yml``. Without reading them every citation of a
+chapter checked on its own would dangle.
+
+- LaTeX: the main file is the one ``% !TeX root`` or the ``subfiles`` class option names,
+  else the ``.tex`` file in the chapter's folder or up to three above that inputs it; a part
+  that names none leads on to its own main file.
+- Quarto: a file belongs to the project of the nearest ``_quarto.yml`` above it; the nearest
+  file between it and the project root that names a ``bibliography`` gives it (Quarto merges
+  them, the nearest winning), its paths relative to that file's folder.
+- bookdown (``_bookdown.yml``): the front matter of the book's ``index.Rmd``, which every
+  chapter shares.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from citelsp.documents.latex import document_root, latex_inputs, parse_latex
 from citelsp.documents.manuscript import front_matter
+from citelsp.uris import path_to_uri
+from citelsp.workspace.corpus import read_document
 
 log = logging.getLogger(__name__)
 
@@ -25,26 +35,36 @@ PROJECT_FILES = ("_quarto.yml", "_quarto.yaml")
 FOLDER_FILES = ("_metadata.yml", "_metadata.yaml")
 BOOKDOWN_FILES = ("_bookdown.yml", "_bookdown.yaml")
 BOOKDOWN_INDEXES = ("index.Rmd", "index.rmd")
+MAX_LEVELS_UP = 3
+"""How far above a LaTeX chapter its main file is looked for."""
+MAX_NESTING = 4
+"""Main file, part, chapter, section: how deep inputs are followed."""
 
 
 @dataclass(frozen=True)
 class Inherited:
-    """Bibliographies named by a project or folder metadata file."""
+    """Bibliographies named by a project or folder metadata file, or a LaTeX main file."""
 
     source: Path
-    """The ``_quarto.yml`` or ``_metadata.yml`` that names them."""
+    """The file that names them (``_quarto.yml``, ``_metadata.yml``, ``index.Rmd``,
+    ``main.tex``)."""
     written: tuple[str, ...]
     """The paths as written there, relative to its folder."""
 
 
 class Projects:
-    """What each folder inherits, read once until the files on disk may have changed."""
+    """What each folder and LaTeX file gives, read once until the files on disk may have
+    changed."""
 
     def __init__(self) -> None:
         self._folders: dict[Path, Inherited | None] = {}
+        self._latex: dict[Path, _LatexFile | None] = {}
+        self._documents: dict[tuple[Path, str | None], Inherited | None] = {}
 
     def clear(self) -> None:
         self._folders.clear()
+        self._latex.clear()
+        self._documents.clear()
 
     def bibliographies(self, manuscript: Path) -> Inherited | None:
         """What the project around ``manuscript`` names for it, if it is in one."""
@@ -52,6 +72,73 @@ class Projects:
         if folder not in self._folders:
             self._folders[folder] = _inherited(folder)
         return self._folders[folder]
+
+    def latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
+        """The bibliographies of the LaTeX document ``chapter`` is part of (a chapter names
+        none: they are in the main file), relative to the file that names them. The main
+        file is the one ``root`` names (``% !TEX root``), else the file that inputs the
+        chapter, looked for in its folder and the folders above, and so on up."""
+        key = (chapter, root)
+        if key not in self._documents:
+            self._documents[key] = self._latex_document(_normal(chapter), root)
+        return self._documents[key]
+
+    def _latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
+        seen = {chapter}
+        current = chapter
+        for _ in range(MAX_NESTING):
+            main = (_normal(current.parent / root) if root is not None
+                    else self._includer(current))
+            if main is None or main in seen or (read := self._read(main)) is None:
+                return None
+            if read.bibliographies:
+                return Inherited(main, read.bibliographies)
+            seen.add(main)
+            current, root = main, read.root
+        return None
+
+    def _includer(self, chapter: Path) -> Path | None:
+        for here in chapter.parents[:MAX_LEVELS_UP + 1]:
+            for candidate in sorted(here.glob("*.tex")):
+                if candidate != chapter and (read := self._read(candidate)) is not None \
+                        and _names(candidate, read.inputs, chapter):
+                    return candidate
+        return None
+
+    def _read(self, path: Path) -> _LatexFile | None:
+        if path not in self._latex:
+            try:
+                text = read_document(path).text
+            except OSError as exc:
+                log.info("cannot read %s: %s", path, exc)
+                self._latex[path] = None
+            else:
+                self._latex[path] = _LatexFile(
+                    tuple(parse_latex(path_to_uri(path), text)[1]), document_root(text),
+                    tuple(latex_inputs(text)))
+        return self._latex[path]
+
+
+@dataclass(frozen=True)
+class _LatexFile:
+    bibliographies: tuple[str, ...]
+    root: str | None
+    inputs: tuple[str, ...]
+    """The files it inputs, includes or imports, as written."""
+
+
+def _names(including: Path, inputs: tuple[str, ...], chapter: Path) -> bool:
+    """Whether one of ``inputs`` is ``chapter``: relative to the including file's folder, or
+    to a folder above it (TeX reads a nested file's ``\\input`` from the main file's)."""
+    return any(_normal(base / name) == chapter
+               for base in including.parents[:MAX_LEVELS_UP + 1] for name in inputs)
+
+
+def _normal(path: Path) -> Path:
+    """A path with ``..`` and ``.`` resolved textually (a chapter and the name an
+    ``\\input`` gives it compare equal), ``.tex`` added to a name without a suffix."""
+    path = Path(os.path.normpath(path))
+    return path if path.suffix else path.with_name(path.name + ".tex")
 
 
 def _inherited(folder: Path) -> Inherited | None:
@@ -81,12 +168,12 @@ def _named_in(path: Path | None, *, front_matter_only: bool = False) -> Inherite
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_document(path).text
         if front_matter_only:
             front = front_matter(text)
             text = text[front.body.start:front.body.end] if front is not None else ""
         data = yaml.load(text, Loader=yaml.BaseLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+    except (OSError, yaml.YAMLError, RecursionError) as exc:
         log.info("cannot read %s: %s", path, exc)
         return None
     value = data.get("bibliography") if isinstance(data, dict) else None
