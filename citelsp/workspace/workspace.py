@@ -110,8 +110,10 @@ class Workspace:
                     for written, why in unreadable]
         if manuscript.citations and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
-            return [f"{where}: no bibliography found: name one in its front matter "
-                    "(bibliography:) or with \\bibliography{}, or pass --bib FILE"]
+            how = ("with \\bibliography{}, or its main file with % !TeX root = main.tex"
+                   if where.suffix.lower() in (".tex", ".ltx", ".latex")
+                   else "in its front matter (bibliography:)")
+            return [f"{where}: no bibliography found: name one {how}, or pass --bib FILE"]
         return []
 
     def _open_path(self, path: Path) -> str | None:
