@@ -189,6 +189,26 @@ async def test_an_entry_from_a_doi_goes_into_a_csl_yaml_bibliography_as_yaml(
     assert after.endswith("\n...\n")
 
 
+async def test_a_latex_chapter_opened_alone_uses_its_main_files_bibliography(
+        tmp_path, env):  # noqa: F811
+    """Not every .bib of the workspace: the one the main file that includes it names."""
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "main.tex").write_text("\\documentclass{book}\n\\begin{document}\n"
+                                       "\\include{chapters/intro}\n\\bibliography{refs}\n"
+                                       "\\end{document}\n", encoding="utf-8")
+    (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
+    (tmp_path / "old.bib").write_text("@book{stale, title = {Stale}, year = 1999}\n",
+                                      encoding="utf-8")
+    chapter = tmp_path / "chapters" / "intro.tex"
+    chapter.write_text("See \\cite{smith_2023} and \\cite{stale}.\n", encoding="utf-8")
+    async with lsp_session(tmp_path, env) as lsp:
+        tex = open_file(lsp, chapter, "latex")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, tex))
+        dangling = [d for d in lsp.diagnostics[tex] if d.code == "DANGLING_CITATION"]
+        assert [d.message for d in dangling] == [
+            "citation key 'stale' is not in any bibliography of this manuscript"]
+
+
 async def test_a_plugin_that_prompts_is_offered_create_entry_for_any_key(workspace, env):  # noqa: F811
     paper = workspace / "paper.md"
     async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:
