@@ -171,6 +171,13 @@ def test_a_folder_search_passes_over_files_that_are_not_ours(api, tmp_path):
                     cwd=tmp_path)
     assert named.returncode == 2
     assert "repo/package.json: not a manuscript" in named.stderr
+    # a file that cannot be read is an error even where a search found it
+    with open(tmp_path / "repo/huge.bib", "wb") as huge:
+        huge.truncate(33 * 1024 * 1024)
+    unread = run_cli(api, "check", "repo", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert unread.returncode == 2
+    assert "repo/huge.bib: cannot read (larger than 32 MiB)" in unread.stderr
+    (tmp_path / "repo/huge.bib").unlink()
     # a folder that holds none of ours is told as an empty one is; the rest is still checked
     both = run_cli(api, "check", "repo/data", "repo", cache_dir=tmp_path / "c", cwd=tmp_path)
     assert both.returncode == 2

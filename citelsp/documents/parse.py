@@ -13,11 +13,12 @@ from citelsp.uris import uri_to_path
 
 Document = Manuscript | Bibliography
 BIBLIOGRAPHY_SUFFIXES = (".bib", ".json")
-"""Found by searching folders; a CSL-YAML file is read only where it is named (most YAML
-files in a project configure something)."""
+"""The bibliographies a folder search and the workspace scan find."""
 CSL_YAML_SUFFIXES = (".yaml", ".yml")
-_REFERENCES_KEY = re.compile(r"^references[ \t]*:", re.MULTILINE)
+"""CSL-YAML bibliographies, read only where they are named: most YAML files in a project
+configure something."""
 MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".latex")
+_REFERENCES_KEY = re.compile(r"^references[ \t]*:", re.MULTILINE)
 _EDITOR_LANGUAGES = {"tex": "latex", "quarto": "markdown", "rmd": "markdown"}
 
 

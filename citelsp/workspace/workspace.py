@@ -90,10 +90,11 @@ class Workspace:
             problem = workspace._open_path(path)
             if problem is None:
                 continue
-            if path in searched:
+            why, not_ours = problem
+            if not_ours and path in searched:
                 passed_over.add(path)
             else:
-                errors.append(f"{path}: {problem}")
+                errors.append(f"{path}: {why}")
         errors += [f"{folder}: {NOTHING_IN_FOLDER}" for folder, inside in folders.items()
                    if passed_over.issuperset(inside)]
         for doc in workspace.corpus.open_documents():
@@ -116,12 +117,13 @@ class Workspace:
             return [f"{where}: no bibliography found: name one {how}, or pass --bib FILE"]
         return []
 
-    def _open_path(self, path: Path) -> str | None:
-        """Open one file given by path; why it cannot be used, if it cannot."""
+    def _open_path(self, path: Path) -> tuple[str, bool] | None:
+        """Open one file given by path; why it cannot be used, if it cannot, and whether
+        that is only because it is not ours (not because it cannot be read)."""
         try:
             data = read_bytes(path)
         except OSError as exc:
-            return f"cannot read ({exc.strerror or exc})"
+            return f"cannot read ({exc.strerror or exc})", False
         not_ours: str | None = None
         if not data.strip():
             not_ours = "empty file"
@@ -141,7 +143,7 @@ class Workspace:
                     return None
                 kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
                 not_ours = f"no {kind} found: not a bibliography"
-        return not_ours
+        return None if not_ours is None else (not_ours, True)
 
     # -- settings and roots ----------------------------------------------------------------
 
