@@ -58,14 +58,14 @@ def test_front_matter_still_wins_and_latex_is_not_a_quarto_document(tmp_path):
 
 def test_outside_a_project_folder_metadata_does_not_apply(tmp_path):
     write(tmp_path, **{"_metadata.yml": "bibliography: a.bib\n", "a.bib": KNUTH})
-    assert Projects().bibliographies(tmp_path / "ch.md") is None
+    assert Projects().markdown_project(tmp_path / "ch.md") is None
 
 
 def test_a_broken_or_silent_project_file_names_nothing(tmp_path):
     write(tmp_path, **{"_quarto.yml": "project: [unclosed\n", "sub/_quarto.yml": "project:\n"})
     projects = Projects()
-    assert projects.bibliographies(tmp_path / "ch.md") is None
-    assert projects.bibliographies(tmp_path / "sub/ch.md") is None
+    assert projects.markdown_project(tmp_path / "ch.md") is None
+    assert projects.markdown_project(tmp_path / "sub/ch.md") is None
 
 
 def test_an_unreadable_inherited_bibliography_names_the_file_that_named_it(tmp_path):

@@ -157,7 +157,7 @@ class CitationGraph:
         if language == "latex" and "\0" not in (manuscript.root or ""):
             return self._projects.latex_document(path, manuscript.root)
         if language == "markdown":
-            return self._projects.bibliographies(path)
+            return self._projects.markdown_project(path)
         return None
 
     # -- bibliographies --------------------------------------------------------------------

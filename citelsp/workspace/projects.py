@@ -66,7 +66,7 @@ class Projects:
         self._latex.clear()
         self._documents.clear()
 
-    def bibliographies(self, manuscript: Path) -> Inherited | None:
+    def markdown_project(self, manuscript: Path) -> Inherited | None:
         """What the project around ``manuscript`` names for it, if it is in one."""
         folder = manuscript.parent
         if folder not in self._folders:
