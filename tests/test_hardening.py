@@ -64,6 +64,19 @@ def test_check_with_hostile_paths_finishes_and_says_why(tmp_path):
     assert "its bibliography /dev/zero cannot be read (not a regular file)" in done.stderr
 
 
+def test_a_bibliography_named_by_url_is_not_fetched_and_says_so(tmp_path):
+    """pandoc fetches ``bibliography: https://…``; citelsp reads local files only, and
+    must not look for a file called ``https:/…``."""
+    paper = tmp_path / "paper.md"
+    text = "---\nbibliography: [https://example.org/refs.bib, refs.bib]\n---\n[@a]\n"
+    (tmp_path / "refs.bib").write_text(BIB)
+    ws = Workspace(Settings(), [tmp_path])
+    ws.open(paper.as_uri(), text)
+    assert problems_of(ws, paper.as_uri()) == [(
+        "UNREADABLE_BIBLIOGRAPHY", "bibliography 'https://example.org/refs.bib' cannot be "
+        "read: a URL, and citelsp reads local files only: download it and name the file")]
+
+
 def test_nul_in_a_bibliography_path_is_a_diagnostic_not_a_crash(tmp_path):
     ws = Workspace(Settings(), [tmp_path])
     md = (tmp_path / "paper.md").as_uri()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,20 +124,20 @@ class CitationGraph:
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         path = uri_to_path(manuscript.uri)
         written = list(manuscript.bibliography_paths)
-        paths = [path.parent / p for p in written if "\0" not in p]
+        paths = [path.parent / p for p in written if _names_a_file(p)]
         self._inherited.pop(manuscript.uri, None)
         if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
             self._inherited[manuscript.uri] = inherited.source
             written = list(inherited.written)
-            paths = [inherited.source.parent / p for p in written if "\0" not in p]
+            paths = [inherited.source.parent / p for p in written if _names_a_file(p)]
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)
-            paths = [self.corpus.setting_path(p) for p in written if "\0" not in p]
+            paths = [self.corpus.setting_path(p) for p in written if _names_a_file(p)]
         if written:
             uris = [_uri(p) for p in paths]
             named = iter(uris)
-            self._named[manuscript.uri] = [(w, None if "\0" in w else next(named))
+            self._named[manuscript.uri] = [(w, next(named) if _names_a_file(w) else None)
                                            for w in written]
             macros: dict[str, str] = {}  # @string macros flow through them in order
             for uri in filter(None, uris):
@@ -184,7 +185,9 @@ class CitationGraph:
         found = []
         for written, uri in self._named.get(manuscript.uri, []):
             if uri is None:
-                found.append((written, "the path cannot name a file (a NUL character?)"))
+                found.append((written, "a URL, and citelsp reads local files only: download "
+                                       "it and name the file" if _URL.match(written) else
+                                       "the path cannot name a file (a NUL character?)"))
             elif not isinstance(self.corpus.get(uri), Bibliography):
                 found.append((written, self.corpus.unreadable.get(uri)
                               or "not a BibTeX, CSL-JSON or CSL-YAML bibliography"))
@@ -357,6 +360,14 @@ class CitationGraph:
         if not isinstance(data, dict):
             return {}
         return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+"""pandoc fetches a bibliography named by URL; citelsp does not go to the network for one."""
+
+
+def _names_a_file(written: str) -> bool:
+    return "\0" not in written and _URL.match(written) is None
 
 
 def _uri(path) -> str | None:
