@@ -209,6 +209,25 @@ async def test_a_latex_chapter_opened_alone_uses_its_main_files_bibliography(
             "citation key 'stale' is not in any bibliography of this manuscript"]
 
 
+async def test_a_citation_of_a_broken_entry_points_the_editor_at_it(tmp_path, env):  # noqa: F811
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{broken, title = {Unclosed, year = 2020,\n\n@book{ok, title = {O}}\n",
+                   encoding="utf-8")
+    paper = tmp_path / "paper.md"
+    paper.write_text("---\nbibliography: refs.bib\n---\nSee [@broken] and [@ok].\n",
+                     encoding="utf-8")
+    async with lsp_session(tmp_path, env) as lsp:
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
+        (dangling,) = [d for d in lsp.diagnostics[md] if d.code == "DANGLING_CITATION"]
+        assert dangling.message == ("citation key 'broken': its entry in refs.bib cannot be "
+                                    "read (the MALFORMED_ENTRY error at line 1)")
+        (related,) = dangling.related_information
+        assert related.location.uri == bib.as_uri() and related.location.range.start.line == 0
+        assert related.message == ("the entry 'broken', which cannot be read: Unbalanced "
+                                   "braces in field 'title': missing '}'.")
+
+
 async def test_a_plugin_that_prompts_is_offered_create_entry_for_any_key(workspace, env):  # noqa: F811
     paper = workspace / "paper.md"
     async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:

@@ -35,6 +35,8 @@ class Severity(IntEnum):
 class Location:
     uri: str
     span: Span
+    label: str | None = None
+    """What is there, where a finding's own key does not say it ("also 'key'")."""
 
 
 @dataclass(frozen=True)

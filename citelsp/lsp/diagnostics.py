@@ -25,7 +25,7 @@ def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -
         if other is not None:
             related.append(types.DiagnosticRelatedInformation(
                 location=types.Location(uri=loc.uri, range=other),
-                message=f"also '{problem.key}'" if problem.key else "related",
+                message=loc.label or (f"also '{problem.key}'" if problem.key else "related"),
             ))
     return types.Diagnostic(
         range=range_,

@@ -96,7 +96,8 @@ class LocalChecks:
                 line = bib.text.count("\n", 0, problem.span.start) + 1
                 message = (f"{what} '{c.key}': its entry in {uri_to_path(bib.uri).name} "
                            f"cannot be read (the {problem.code} error at line {line})")
-                related = (Location(bib.uri, problem.span),)
+                related = (Location(bib.uri, problem.span, f"the entry '{c.key}', which "
+                                    f"cannot be read: {problem.message}"),)
             problems.append(Problem(
                 code="DANGLING_CITATION",
                 span=c.span,
