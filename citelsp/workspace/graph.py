@@ -26,6 +26,7 @@ from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, 
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
 from citelsp.workspace.projects import Inherited, Projects
+from citelsp.workspace.texmf import texmf_bibliography
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,9 @@ class CitationGraph:
         """Manuscript URI → the bibliography paths it names as written, each with its URI
         (None when the path cannot name a file at all)."""
         self._projects = Projects()
+        self.in_tex_trees: set[str] = set()
+        """Bibliographies found in TeX's own trees (``IEEEabrv.bib``): used, but not the
+        writer's files to warn about."""
         self._inherited: dict[str, Path] = {}
         """Manuscript URI → the project or folder metadata file that names its
         bibliographies (it names none itself)."""
@@ -123,13 +127,19 @@ class CitationGraph:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         path = uri_to_path(manuscript.uri)
-        written = list(manuscript.bibliography_paths)
-        paths = [path.parent / p for p in written if _names_a_file(p)]
+        written, base = list(manuscript.bibliography_paths), path.parent
         self._inherited.pop(manuscript.uri, None)
         if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
             self._inherited[manuscript.uri] = inherited.source
-            written = list(inherited.written)
-            paths = [inherited.source.parent / p for p in written if _names_a_file(p)]
+            written, base = list(inherited.written), inherited.source.parent
+        latex = language_for_path(path.name) == "latex"
+        paths = []
+        for name in filter(_names_a_file, written):
+            located = base / name
+            if latex and not located.exists() and (found := texmf_bibliography(name)):
+                located = found  # where BibTeX and biber find it: TeX's own trees
+                self.in_tex_trees.add(path_to_uri(found))
+            paths.append(located)
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)

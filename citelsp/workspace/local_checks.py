@@ -50,6 +50,8 @@ class LocalChecks:
             if doc.inline is not None:
                 problems += list(doc.inline.problems) + self.bibliography_problems(doc.inline)
             return problems
+        if doc.uri in self.graph.in_tex_trees:  # IEEEabrv.bib: TeX's file, not the writer's
+            return []
         return list(doc.problems) + self.bibliography_problems(doc)
 
     def bibliography_problems(self, bib: Bibliography) -> list[Problem]:
@@ -71,8 +73,12 @@ class LocalChecks:
         """A named bibliography that cannot be read, where its name is written."""
         problems = []
         for written, why in self.graph.unreadable_bibliographies(manuscript):
+            shown = written
             at = manuscript.text.find(written) if written else -1
-            span = Span(at, at + len(written)) if at >= 0 else Span(0, 0)
+            if at < 0 and written.endswith(".bib"):  # \bibliography{refs}: ".bib" was added
+                shown = written[:-4]
+                at = manuscript.text.find(shown) if shown else -1
+            span = Span(at, at + len(shown)) if at >= 0 else Span(0, 0)
             problems.append(Problem(
                 code="UNREADABLE_BIBLIOGRAPHY", span=span, severity=Severity.ERROR,
                 message=f"bibliography '{written}' cannot be read: {why}"))
