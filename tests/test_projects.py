@@ -143,3 +143,20 @@ def test_a_latex_file_that_names_its_own_bibliography_keeps_it(tmp_path):
     chapter = tmp_path / "chapters/ch1.tex"
     workspace, _ = Workspace.for_paths([chapter], Settings())
     assert dangling(workspace, chapter) == ["knuth84"]
+
+
+def test_a_bibliography_named_in_a_preamble_the_main_file_inputs(tmp_path):
+    """``main.tex`` inputs ``settings/preamble.tex``, which holds ``\\addbibresource``:
+    the path is relative to the main file's folder, where biber reads it."""
+    write(tmp_path, **{
+        "main.tex": "\\documentclass{book}\n\\input{settings/preamble}\n\\begin{document}\n"
+                    "\\cite{knuth84}\n\\include{chapters/ch1}\n\\printbibliography\n"
+                    "\\end{document}\n",
+        "settings/preamble.tex": "\\usepackage{biblatex}\n\\input{settings/fonts}\n"
+                                 "\\addbibresource{bib/refs.bib}\n",
+        "settings/fonts.tex": "\\usepackage{lmodern}\n",
+        "bib/refs.bib": KNUTH, "chapters/ch1.tex": CH})
+    for name in ("main.tex", "chapters/ch1.tex"):
+        workspace, errors = Workspace.for_paths([tmp_path / name], Settings())
+        assert errors == [], name
+        assert dangling(workspace, tmp_path / name) == (["lamport94"] if "ch1" in name else [])

@@ -131,7 +131,7 @@ class CitationGraph:
         self._inherited.pop(manuscript.uri, None)
         if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
             self._inherited[manuscript.uri] = inherited.source
-            written, base = list(inherited.written), inherited.source.parent
+            written, base = list(inherited.written), inherited.folder
         latex = language_for_path(path.name) == "latex"
         paths = []
         for name in filter(_names_a_file, written):

@@ -7,7 +7,8 @@ chapter checked on its own would dangle.
 
 - LaTeX: the main file is the one ``% !TeX root`` or the ``subfiles`` class option names,
   else the ``.tex`` file in the chapter's folder or up to three above that inputs it; a part
-  that names none leads on to its own main file.
+  that names none leads on to its own main file. A main file may name its bibliography in a
+  file it inputs (a preamble); paths are relative to the main file's folder either way.
 - Quarto: a file belongs to the project of the nearest ``_quarto.yml`` above it; the nearest
   file between it and the project root that names a ``bibliography`` gives it (Quarto merges
   them, the nearest winning), its paths relative to that file's folder.
@@ -38,7 +39,10 @@ BOOKDOWN_INDEXES = ("index.Rmd", "index.rmd")
 MAX_LEVELS_UP = 3
 """How far above a LaTeX chapter its main file is looked for."""
 MAX_NESTING = 4
-"""Main file, part, chapter, section: how deep inputs are followed."""
+"""Main file, part, chapter, section: how deep inputs are followed up."""
+MAX_PREAMBLE_DEPTH = 2
+"""How deep a main file's inputs are searched for its ``\\bibliography``: a preamble, and a
+file of settings the preamble inputs."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +51,12 @@ class Inherited:
 
     source: Path
     """The file that names them (``_quarto.yml``, ``_metadata.yml``, ``index.Rmd``,
-    ``main.tex``)."""
+    ``main.tex``, a preamble the main file inputs)."""
     written: tuple[str, ...]
-    """The paths as written there, relative to its folder."""
+    """The paths as written there."""
+    folder: Path
+    """What they are relative to: the source's folder, or a LaTeX main file's (TeX and
+    biber read every input's paths from there)."""
 
 
 class Projects:
@@ -84,17 +91,33 @@ class Projects:
         return self._documents[key]
 
     def _latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
+        found = self._named_below(chapter, chapter.parent)  # a main file with a preamble
         seen = {chapter}
         current = chapter
-        for _ in range(MAX_NESTING):
+        while found is None and len(seen) <= MAX_NESTING:
             main = (_normal(current.parent / root) if root is not None
                     else self._includer(current))
             if main is None or main in seen or (read := self._read(main)) is None:
                 return None
-            if read.bibliographies:
-                return Inherited(main, read.bibliographies)
+            found = self._named_below(main, main.parent)
             seen.add(main)
             current, root = main, read.root
+        return found
+
+    def _named_below(self, path: Path, folder: Path, depth: int = 0) -> Inherited | None:
+        """The bibliographies ``path`` names, or else the first file it inputs that names
+        some (a preamble, ``\\input{settings}``), their paths relative to ``folder``."""
+        read = self._read(path)
+        if read is None:
+            return None
+        if read.bibliographies:
+            return Inherited(path, read.bibliographies, folder)
+        if depth < MAX_PREAMBLE_DEPTH:
+            for name in read.inputs:
+                included = _normal(folder / name)
+                if included.is_file() and (found := self._named_below(
+                        included, folder, depth + 1)) is not None:
+                    return found
         return None
 
     def _includer(self, chapter: Path) -> Path | None:
@@ -179,4 +202,4 @@ def _named_in(path: Path | None, *, front_matter_only: bool = False) -> Inherite
     value = data.get("bibliography") if isinstance(data, dict) else None
     written = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     written = [w for w in written if isinstance(w, str) and w]
-    return Inherited(path, tuple(written)) if written else None
+    return Inherited(path, tuple(written), path.parent) if written else None
