@@ -207,3 +207,33 @@ def test_hostile_input_is_read_without_crashing(hostile):
         assert {key for key, _, _ in found} == {"a"}
     else:
         assert found == []
+
+
+# --- nocite: pandoc's uncited bibliography entries -------------------------------------------
+
+
+@pytest.mark.parametrize("value", ['"@a, @{b.c}"', "|\n  @a\n  @{b.c}", "[\"@a\", \"@{b.c}\"]"])
+def test_nocite_keys_are_citations_where_they_are_written(value):
+    from citelsp.documents.manuscript import parse_manuscript
+
+    text = f"---\ntitle: x\nnocite: {value}\nbibliography: refs.bib\n---\nText [@d].\n"
+    found = parse_manuscript("file:///p.md", text, "markdown").citations
+    assert [(c.key, text[c.span.start:c.span.end], c.wildcard) for c in found] == [
+        ("a", "a", False), ("b.c", "b.c", False), ("d", "d", False)]
+
+
+def test_nocite_every_entry_is_a_wildcard_citation(tmp_path):
+    """``nocite: "@*"`` prints the whole bibliography: every entry is checked, and none is
+    an orphan."""
+    from citelsp.config import Settings
+    from citelsp.workspace import Workspace
+
+    (tmp_path / "refs.bib").write_text("@book{a, title = {A}}\n@book{b, title = {B}}\n")
+    paper = tmp_path / "p.md"
+    paper.write_text("---\nbibliography: refs.bib\nnocite: '@*'\n---\nNo citations.\n")
+    workspace, errors = Workspace.for_paths([paper], Settings())
+    (citation,) = workspace.corpus.get(paper.as_uri()).citations
+    assert citation.wildcard and errors == []
+    assert sorted(r.key for r in workspace.wanted()) == ["a", "b"]
+    bib = (tmp_path / "refs.bib").as_uri()
+    assert not [p for p in workspace.local_problems(bib) if p.code == "ORPHAN_REFERENCE"]

@@ -15,7 +15,7 @@ from typing import Literal
 import yaml
 
 from citelsp.documents import latex, markers, pandoc
-from citelsp.documents.model import Manuscript, Problem, Severity
+from citelsp.documents.model import Citation, Manuscript, Problem, Severity
 from citelsp.spans import Span
 
 Language = Literal["markdown", "latex", "plaintext"]
@@ -59,8 +59,9 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
         return manuscript
     hidden: list[Span] = []
     start = 0
+    nocite: list[Citation] = []
     if language == "markdown" and (front := front_matter(text)) is not None:
-        _read_front_matter(manuscript, front)
+        nocite = _read_front_matter(manuscript, front)
         hidden.append(front.span)
         start = front.span.end
     hidden += pandoc.code_regions(text, start, inline=language == "markdown")
@@ -68,7 +69,7 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
     manuscript.citations, problems = markers.parse_markers(uri, prose)
     manuscript.problems.extend(problems)
     if language == "markdown":
-        manuscript.citations += pandoc.parse_pandoc(uri, prose)
+        manuscript.citations += nocite + pandoc.parse_pandoc(uri, prose)
         manuscript.citations.sort(key=lambda c: c.span)
     return manuscript
 
@@ -85,15 +86,17 @@ def front_matter(text: str) -> FrontMatter | None:
     return FrontMatter(Span(0, closing.end()), Span(opening.end(), closing.start()))
 
 
-def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> None:
+def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> list[Citation]:
+    """Bibliographies and inline references into ``manuscript``; the ``nocite:`` keys
+    returned, to join the text's citations."""
     body = manuscript.text[front.body.start : front.body.end]
     try:
         data = yaml.load(body, Loader=yaml.BaseLoader)  # strings only: no type guessing
     except (yaml.YAMLError, RecursionError) as error:
         manuscript.problems.append(_yaml_problem(manuscript.text, front, error))
-        return
+        return []
     if not isinstance(data, dict):
-        return
+        return []
     bibliography = data.get("bibliography")
     if isinstance(bibliography, str):
         bibliography = [bibliography]
@@ -105,6 +108,27 @@ def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> None:
         manuscript.inline = parse_csl_yaml(
             manuscript.uri, manuscript.text, front.body.start, front.body.end
         )
+    if not data.get("nocite"):
+        return []
+    node = _value_node(body, "nocite")
+    if node is None:
+        return []
+    offset = front.body.start
+    return pandoc.parse_nocite(manuscript.uri, manuscript.text,
+                               offset + node.start_mark.index, offset + node.end_mark.index)
+
+
+def _value_node(body: str, key: str) -> yaml.Node | None:
+    """The node of a top-level key's value, with the marks that place it in ``body``."""
+    try:
+        root = yaml.compose(body, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if isinstance(root, yaml.MappingNode):
+        for key_node, value_node in root.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                return value_node
+    return None
 
 
 def _yaml_problem(text: str, front: FrontMatter, error: Exception) -> Problem:

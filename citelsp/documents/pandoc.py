@@ -20,6 +20,7 @@ MASK = "\0"
 
 _KEY = r"\w(?:\w|[:.#$%&+?<>~/-](?=\w)|[:/](?=/))*"
 _CITE = re.compile(r"(?<![\w\\/@.])@(?:\{(?P<braced>[^{}\n]+)\}|(?P<key>" + _KEY + r"))")
+_EVERY_ENTRY = re.compile(r"(?<![\w\\/@.])@\*")
 _BRACKETS = re.compile(r"\[(?:[^\[\]\n]|\n(?![ \t]*\r?\n))*\]")
 _FENCE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.M)
 _BACKTICKS = re.compile(r"`+")
@@ -55,6 +56,20 @@ def parse_pandoc(uri: str, text: str) -> list[Citation]:
                 full_span=full,
             )
         )
+    return citations
+
+
+def parse_nocite(uri: str, text: str, start: int, end: int) -> list[Citation]:
+    """The keys of a front matter's ``nocite:`` value, ``text[start:end]``: pandoc puts them
+    in the bibliography without a citation in the text, and ``@*`` every entry (as
+    ``\\nocite{*}`` does)."""
+    citations = [Citation(key="*", span=Span(m.start() + 1, m.end()), uri=uri, syntax="pandoc",
+                          full_span=Span(m.start(), m.end()), wildcard=True)
+                 for m in _EVERY_ENTRY.finditer(text, start, end)]
+    for m in _CITE.finditer(text, start, end):
+        name = "braced" if m.group("braced") is not None else "key"
+        citations.append(Citation(key=m.group(name), span=Span(m.start(name), m.end(name)),
+                                  uri=uri, syntax="pandoc", full_span=Span(m.start(), m.end())))
     return citations
 
 
