@@ -227,3 +227,19 @@ def test_keys_that_differ_only_in_case_warn():
     ]  # fmt: skip
     assert "'foo'" in found[0].message and "biber" in found[0].message
     assert len(found[0].related) == 1
+
+
+def test_quarto_and_pandoc_crossref_references_are_not_dangling_citations(tmp_path):
+    """``@fig-plot`` (Quarto) and ``@sec:intro`` (pandoc-crossref) point into the document,
+    not the bibliography; a key of that shape an entry has is still a citation."""
+    bib = "@book{fig-entry, title = {A Book Whose Key Looks Like a Figure}}\n"
+    paper = ("---\nbibliography: refs.bib\n---\nSee @fig-plot, @tbl-data, [@sec-intro], "
+             "@thm-main, @eq:energy, @sec:intro, [@fig-entry] and [@smith].\n")
+    ws, bib_uri, paper_uri = ws_with(tmp_path, bib, paper)
+    assert [p.key for p in by_code(ws.local_problems(paper_uri), "DANGLING_CITATION")] == [
+        "smith"]
+    assert {r.key for r in ws.wanted()} == {"fig-entry"}
+    only = tmp_path / "only.qmd"
+    only.write_text("See @fig-plot and @eq-energy.\n")
+    _, errors = Workspace.for_paths([only], Settings())
+    assert errors == [], "cross-references alone need no bibliography"

@@ -20,6 +20,11 @@ MASK = "\0"
 
 _KEY = r"\w(?:\w|[:.#$%&+?<>~/-](?=\w)|[:/](?=/))*"
 _CITE = re.compile(r"(?<![\w\\/@.])@(?:\{(?P<braced>[^{}\n]+)\}|(?P<key>" + _KEY + r"))")
+_CROSS_REFERENCE = re.compile(
+    r"(?:fig|tbl|lst|eq|sec|tip|nte|wrn|imp|cau|thm|lem|cor|prp|cnj|def|exm|exr|sol|rem)-\w"
+    r"|(?:fig|tbl|lst|eq|sec):\w")
+"""Quarto's cross-reference kinds (``fig-``, ``thm-``, callouts ``nte-``…) and pandoc-crossref's
+(``fig:``)."""
 _EVERY_ENTRY = re.compile(r"(?<![\w\\/@.])@\*")
 _BRACKETS = re.compile(r"\[(?:[^\[\]\n]|\n(?![ \t]*\r?\n))*\]")
 _FENCE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.M)
@@ -57,6 +62,13 @@ def parse_pandoc(uri: str, text: str) -> list[Citation]:
             )
         )
     return citations
+
+
+def is_cross_reference(key: str) -> bool:
+    """``@fig-plot``, ``@sec-intro`` (Quarto) or ``@fig:plot`` (pandoc-crossref): a reference to
+    a figure, table, section or equation of the document, written like a citation. Only a key
+    no bibliography has is taken for one."""
+    return _CROSS_REFERENCE.match(key) is not None
 
 
 def parse_nocite(uri: str, text: str, start: int, end: int) -> list[Citation]:

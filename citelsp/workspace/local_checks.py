@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
+from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
 from citelsp.documents.works import oversized
@@ -90,7 +91,8 @@ class LocalChecks:
         problems = []
         unreadable: dict[str, tuple[Bibliography, Problem]] | None = None
         for c, resolved in self.graph.resolved(manuscript):
-            if c.wildcard or resolved.references:
+            if c.wildcard or resolved.references or (
+                    c.syntax == "pandoc" and is_cross_reference(c.key)):
                 continue
             if unreadable is None:
                 unreadable = _unreadable_entries(self.graph.bibliographies(manuscript))

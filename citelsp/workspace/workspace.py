@@ -26,6 +26,7 @@ from citelsp.documents.model import (
     Reference,
     Severity,
 )
+from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
 from citelsp.files import read_bytes
 from citelsp.spans import Span
@@ -109,7 +110,9 @@ class Workspace:
         if unreadable:
             return [f"{where}: its bibliography {written} cannot be read ({why})"
                     for written, why in unreadable]
-        if manuscript.citations and manuscript.inline is None and not [
+        cites = any(c.syntax != "pandoc" or not is_cross_reference(c.key)
+                    for c in manuscript.citations)
+        if cites and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
             how = ("with \\bibliography{}, or its main file with % !TeX root = main.tex"
                    if where.suffix.lower() in (".tex", ".ltx", ".latex")
