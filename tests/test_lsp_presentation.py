@@ -228,6 +228,20 @@ async def test_a_citation_of_a_broken_entry_points_the_editor_at_it(tmp_path, en
                                    "braces in field 'title': missing '}'.")
 
 
+async def test_quarto_and_r_markdown_documents_are_checked(workspace, env):  # noqa: F811
+    """VS Code's Quarto and R extensions send ``quarto`` and ``rmd`` as language ids; a
+    figure cross-reference is not a citation."""
+    text = PAPER + "See @fig-plot.\n"
+    async with lsp_session(workspace, env) as lsp:
+        for name, language in (("paper.qmd", "quarto"), ("paper.Rmd", "rmd")):
+            (workspace / name).write_text(text, encoding="utf-8")
+            uri = open_file(lsp, workspace / name, language)
+            await wait_until(lsp, lambda c, uri=uri: "DANGLING_CITATION" in codes(c, uri))
+            assert [d.message.split("'")[1] for d in lsp.diagnostics[uri]
+                    if d.code == "DANGLING_CITATION"] == ["smith_2032",
+                                                          "10.1038/s42256-024-00832-8"]
+
+
 async def test_a_plugin_that_prompts_is_offered_create_entry_for_any_key(workspace, env):  # noqa: F811
     paper = workspace / "paper.md"
     async with lsp_session(workspace, env, capabilities=plain_text_client()) as lsp:

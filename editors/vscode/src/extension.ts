@@ -25,14 +25,17 @@ import { Level, StatusModel } from './status';
 
 const DOCUMENTS = [
   { scheme: 'file', language: 'markdown' },
+  { scheme: 'file', language: 'quarto' },
+  { scheme: 'file', language: 'rmd' },
   { scheme: 'file', language: 'latex' },
   { scheme: 'file', language: 'tex' },
   { scheme: 'file', language: 'bibtex' },
   { scheme: 'file', language: 'json' },
   // CSL-YAML bibliographies (pandoc); other YAML files are passed over by the server.
   { scheme: 'file', language: 'yaml' },
-  // Without a LaTeX extension VS Code opens .bib files as plain text.
+  // Without a LaTeX, Quarto or R extension VS Code opens these as plain text.
   { scheme: 'file', pattern: '**/*.bib' },
+  { scheme: 'file', pattern: '**/*.{qmd,Rmd,rmd}' },
 ];
 
 const RUNNING_CONTEXT = 'citelsp.serverRunning';
