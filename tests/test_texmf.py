@@ -76,3 +76,26 @@ def test_without_tex_the_missing_file_is_an_error_as_before(tmp_path, monkeypatc
 def test_the_real_kpsewhich_finds_ieeetran_abbreviations():
     assert texmf_bibliography("IEEEabrv.bib").name == "IEEEabrv.bib"
     assert texmf_bibliography("surely-no-such-bibliography.bib") is None
+
+
+def test_a_new_entry_goes_to_the_writers_bibliography_not_tex_s_or_a_macro_file(tex_tree):
+    """``\\bibliography{IEEEabrv,abbrev,refs}``: "create the entry" must not edit TeX's own
+    file, nor the writer's file of ``@string`` abbreviations."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from citelsp.resolution.outcome import Record
+
+    (tex_tree / "abbrev.bib").write_text('@string{NIPS = "NeurIPS"}\n')
+    (tex_tree / "refs.bib").write_text(REFS)
+    paper = tex_tree / "paper.tex"
+    paper.write_text(PAPER.replace("IEEEabrv,refs", "IEEEabrv,abbrev,refs") + "\\cite{new}\n")
+    workspace, _ = Workspace.for_paths([paper], Settings())
+
+    async def record_for(identifier):
+        return Record(source="crossref", title="A New Work", years=(2020,), doi=identifier)
+
+    workspace.verifier.engine = SimpleNamespace(record_for=record_for)
+    entry = asyncio.run(workspace.new_entry(paper.as_uri(), "new", "10.1000/new"))
+    assert entry.uri == (tex_tree / "refs.bib").as_uri()
+    assert "@misc{new," in entry.text and "doi = {10.1000/new}" in entry.text

@@ -407,13 +407,16 @@ class Workspace:
 
     async def new_entry(self, manuscript_uri: str, key: str, identifier: str) -> NewEntry:
         """An entry for ``key`` built from what a DOI or arXiv id names, for the manuscript's
-        first bibliography file; ``ValueError`` says why there is none."""
+        first bibliography file that holds works (not TeX's ``IEEEabrv.bib``, not a file of
+        ``@string`` macros); ``ValueError`` says why there is none."""
         doc = self.corpus.get(manuscript_uri)
         if not isinstance(doc, Manuscript):
             raise ValueError("entries are created from a citation in a manuscript")
-        bibs = [b for b in self.graph.bibliographies(doc) if b.uri != doc.uri]
+        bibs = [b for b in self.graph.bibliographies(doc)
+                if b.uri != doc.uri and b.uri not in self.graph.in_tex_trees]
         if not bibs:
             raise ValueError("this manuscript has no bibliography file to add the entry to")
+        bibs.sort(key=lambda b: not b.references)  # a file of works, not one of @string macros
         engine = self.verifier.engine
         if engine is None:
             raise ValueError("looking works up is switched off (citelsp.verify)")
