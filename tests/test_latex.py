@@ -168,3 +168,17 @@ def test_hostile_input_is_read_without_crashing(hostile):
     assert all(hostile[c.span.start : c.span.end] == c.key for c in citations)
     if hostile.startswith("\\cites{a}"):
         assert {c.key for c in citations} == {"a"}
+
+
+@pytest.mark.parametrize(("text", "keys"), [
+    ("\\cite{a}\n\\iffalse\nold \\cite{b}\n\\fi\n\\cite{c}", ["a", "c"]),
+    ("\\iffalse \\cite{b} \\else \\cite{c} \\fi", ["c"]),  # the \else branch is typeset
+    ("\\iffalse \\ifx\\a\\b \\cite{b} \\fi $p \\iff q$ \\cite{d} \\fi \\cite{c}", ["c"]),
+    ("\\iffalse never closed \\cite{b}", ["b"]),  # not hidden: safer to over-report
+    ("\\iffalsefriend \\cite{b}", ["b"]),  # another command
+])
+def test_an_iffalse_passage_is_commented_out(text, keys):
+    """``\\iffalse … \\fi`` is how LaTeX writers comment out a passage: TeX never reads its
+    citations, so neither does citelsp."""
+    citations, _ = parse_latex("file:///p.tex", text)
+    assert [c.key for c in citations] == keys

@@ -3,7 +3,8 @@
 A regular-expression scanner rather than pylatexenc: pylatexenc gives the span of a braced
 argument but not of each key inside it, has to walk the whole document tree, and needs care
 with unbalanced input; citation commands are regular enough to read in one linear pass.
-Comments, ``\\verb`` and verbatim environments are blanked out first, keeping offsets.
+Comments, ``\\iffalse`` passages, ``\\verb`` and verbatim environments are blanked out first,
+keeping offsets.
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ _VERBATIM_ENVIRONMENTS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "mi
 _NAMES = sorted(CITE_COMMANDS | MULTI_CITE_COMMANDS | BIBLIOGRAPHY_COMMANDS, key=len, reverse=True)
 _COMMAND = re.compile(r"\\(?P<name>" + "|".join(_NAMES) + r")(?![A-Za-z@])\*?")
 _HIDDEN = re.compile(
-    r"\\\\|\\%|(?P<comment>%)|\\verb\*?(?![A-Za-z])|\\begin\{(?P<env>"
+    r"\\\\|\\%|(?P<comment>%)|(?P<iffalse>\\iffalse(?![A-Za-z@]))|\\verb\*?(?![A-Za-z])"
+    r"|\\begin\{(?P<env>"
     + "|".join(re.escape(name) for name in _VERBATIM_ENVIRONMENTS)
     + r")\}"
 )
+_CONDITIONAL = re.compile(r"\\(if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
 _GAP = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?")
 _BRACED = r"\{(?:[^{}\\]|\\.|\{(?:[^{}\\]|\\.)*\})*\}"
 _OPTIONAL = re.compile(r"\[(?:[^\[\]{}\\]|\\.|" + _BRACED + r")*\]", re.S)
@@ -96,8 +99,8 @@ def latex_inputs(text: str) -> list[str]:
 
 
 def visible_source(text: str) -> str:
-    """``text`` with comments, ``\\verb`` arguments and verbatim environments blanked by
-    spaces (line breaks kept), so offsets stay those of ``text``."""
+    """``text`` with comments, ``\\iffalse`` passages, ``\\verb`` arguments and verbatim
+    environments blanked by spaces (line breaks kept), so offsets stay those of ``text``."""
     hidden: list[tuple[int, int]] = []
     cursor = 0
     line_end = -1  # the end of the line of the last \verb, found once per line
@@ -107,6 +110,11 @@ def visible_source(text: str) -> str:
         if m.group("comment") is not None:
             end = text.find("\n", m.start())
             cursor = len(text) if end == -1 else end
+        elif m.group("iffalse") is not None:
+            end = _end_of_false_branch(text, m.end())
+            if end is None:
+                continue
+            cursor = end
         elif m.group("env") is not None:
             closing = "\\end{" + m.group("env") + "}"
             end = text.find(closing, m.end())
@@ -130,6 +138,24 @@ def visible_source(text: str) -> str:
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _end_of_false_branch(text: str, pos: int) -> int | None:
+    """Where the text ``\\iffalse`` skips ends: at its ``\\else`` or ``\\fi``, past nested
+    conditionals (a common way to comment out a passage); None when it is never closed."""
+    depth = 1
+    for m in _CONDITIONAL.finditer(text, pos):
+        word = m.group(1)
+        if word == "fi":
+            depth -= 1
+        elif word == "else":
+            if depth == 1:
+                return m.start()
+        elif word != "iff":  # \iff is the math symbol, not a conditional
+            depth += 1
+        if depth == 0:
+            return m.start()
+    return None
 
 
 def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list[Citation]:
