@@ -25,7 +25,8 @@ def keys(text: str) -> list[str]:
     [
         "cite", "citep", "citet", "parencite", "textcite", "autocite", "footcite", "nocite",
         "Citet", "Textcite", "Autocite", "Parencite", "citeauthor", "citeyear", "citealp",
-        "smartcite", "supercite", "fullcite",
+        "smartcite", "supercite", "fullcite", "citeA", "citeNP", "shortcite", "shortciteNP",
+        "citeN", "citefullauthor", "bibentry",
     ],
 )  # fmt: skip
 def test_every_cite_command_and_its_starred_form(command):

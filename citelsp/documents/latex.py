@@ -22,9 +22,13 @@ CITE_COMMANDS = frozenset(
         "citenum", "citetitle", "Citetitle", "citedate", "citeurl", "fullcite", "footfullcite",
         "parencite", "Parencite", "textcite", "Textcite", "autocite", "Autocite",
         "footcite", "Footcite", "footcitetext", "smartcite", "Smartcite", "supercite",
-        "nocite",
+        "nocite", "citefullauthor", "Citefullauthor", "citefield", "citename", "citelist",
+        "citeA", "citeNP", "citeANP", "citeyearNP", "citeN", "fullciteA",
+        "fullciteNP", "fullciteANP", "shortcite", "shortciteA", "shortciteNP", "shortciteANP",
+        "shortciteN", "possessivecite", "bibentry",
     }
 )  # fmt: skip
+"""natbib, biblatex, apacite and chicago (``\\citeA``, ``\\shortciteNP``), ``bibentry``."""
 MULTI_CITE_COMMANDS = frozenset(
     {
         "cites", "Cites", "parencites", "Parencites", "textcites", "Textcites",
