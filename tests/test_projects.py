@@ -160,3 +160,27 @@ def test_a_bibliography_named_in_a_preamble_the_main_file_inputs(tmp_path):
         workspace, errors = Workspace.for_paths([tmp_path / name], Settings())
         assert errors == [], name
         assert dangling(workspace, tmp_path / name) == (["lamport94"] if "ch1" in name else [])
+
+
+def orphans(workspace: Workspace, path: Path) -> list[str]:
+    return sorted(p.key for p in workspace.local_problems(path.as_uri())
+                  if p.code == "ORPHAN_REFERENCE")
+
+
+def test_orphans_count_the_whole_latex_document(tmp_path):
+    """What the chapters cite is cited: the main file alone knows it from the files it
+    includes; a chapter alone, whose main file is not open, says nothing of orphans."""
+    write(tmp_path, **{
+        "main.tex": "\\include{chapters/ch1}\n\\input{chapters/ch2}\n\\bibliography{refs}\n",
+        "chapters/ch1.tex": "\\cite{a}\n", "chapters/ch2.tex": "\\cite{b}\n",
+        "refs.bib": "@book{a, title={A}}\n@book{b, title={B}}\n@book{c, title={C}}\n"})
+    refs = tmp_path / "refs.bib"
+    for opened in (["main.tex"], ["main.tex", "chapters/ch1.tex"]):
+        workspace, _ = Workspace.for_paths([tmp_path / p for p in opened], Settings())
+        workspace.snapshot()
+        assert orphans(workspace, refs) == ["c"], opened
+    workspace, _ = Workspace.for_paths([tmp_path / "chapters/ch1.tex"], Settings())
+    assert orphans(workspace, refs) == []
+    write(tmp_path, **{"chapters/ch2.tex": "\\nocite{*}\n"})
+    workspace, _ = Workspace.for_paths([tmp_path / "main.tex"], Settings())
+    assert orphans(workspace, refs) == []

@@ -205,6 +205,13 @@ class CitationGraph:
             found = [(written, f"{why}; named in {source}") for written, why in found]
         return found
 
+    def partly_open(self, manuscript: Manuscript) -> bool:
+        """Whether ``manuscript`` is part of a document that is not open as a whole: it
+        takes its bibliographies from a main or project file that is not open (a chapter
+        checked on its own), so what the rest of the document cites is not known."""
+        source = self._inherited.get(manuscript.uri)
+        return source is not None and _uri(source) not in self.corpus.open
+
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:
         unopened files that find-references read do not make entries duplicates)."""
@@ -277,13 +284,17 @@ class CitationGraph:
         return [(c, resolved.references) for c, resolved in self.resolved(manuscript)]
 
     def cited_keys(self, manuscript: Manuscript) -> set[str] | None:
-        """The keys ``manuscript`` cites (resolved through the slug map); None when it cites
-        everything (``\\nocite{*}``)."""
+        """The keys ``manuscript`` cites (resolved through the slug map), with those of the
+        LaTeX files it inputs; None when it cites everything (``\\nocite{*}``)."""
         keys: set[str] = set()
         for c, resolved in self.resolved(manuscript):
             if c.wildcard:
                 return None
             keys.add(resolved.key)
+        path = uri_to_path(manuscript.uri)
+        if language_for_path(path.name) == "latex":  # and what the files it inputs cite
+            below = self._projects.cited_below(path)
+            return None if below is None else keys | below
         return keys
 
     # -- references → citations ------------------------------------------------------------

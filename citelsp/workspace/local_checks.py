@@ -118,9 +118,11 @@ class LocalChecks:
 
     def orphans(self, bib: Bibliography) -> list[Problem]:
         """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open,
-        and for the references of a manuscript's own front matter."""
+        for the references of a manuscript's own front matter, and while a user is a chapter
+        whose main file is not open (the other chapters' citations are not known)."""
         open_users = self.graph.users(bib.uri)
-        if not open_users or isinstance(self.graph.corpus.get(bib.uri), Manuscript):
+        if not open_users or isinstance(self.graph.corpus.get(bib.uri), Manuscript) or any(
+                self.graph.partly_open(m) for m in open_users):
             return []
         cited: set[str] = set()
         for m in open_users:

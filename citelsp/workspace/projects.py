@@ -67,11 +67,13 @@ class Projects:
         self._folders: dict[Path, Inherited | None] = {}
         self._latex: dict[Path, _LatexFile | None] = {}
         self._documents: dict[tuple[Path, str | None], Inherited | None] = {}
+        self._cited: dict[Path, frozenset[str] | None] = {}
 
     def clear(self) -> None:
         self._folders.clear()
         self._latex.clear()
         self._documents.clear()
+        self._cited.clear()
 
     def markdown_project(self, manuscript: Path) -> Inherited | None:
         """What the project around ``manuscript`` names for it, if it is in one."""
@@ -120,6 +122,34 @@ class Projects:
                     return found
         return None
 
+    def cited_below(self, main: Path) -> frozenset[str] | None:
+        """The keys the files ``main`` inputs cite, and the files they input (as on disk):
+        what the rest of the document cites. None when one cites every entry."""
+        if main not in self._cited:
+            self._cited[main] = self._cited_below(main)
+        return self._cited[main]
+
+    def _cited_below(self, main: Path) -> frozenset[str] | None:
+        keys: set[str] = set()
+        seen = {main}
+        todo = [(main, 0)]
+        while todo:
+            path, depth = todo.pop()
+            read = self._read(path)
+            if read is None:
+                continue
+            if path != main:
+                if read.keys is None:
+                    return None
+                keys |= read.keys
+            if depth < MAX_NESTING:
+                for name in read.inputs:
+                    included = _included(main.parent, path.parent, name)
+                    if included is not None and included not in seen:
+                        seen.add(included)
+                        todo.append((included, depth + 1))
+        return frozenset(keys)
+
     def _includer(self, chapter: Path) -> Path | None:
         for here in chapter.parents[:MAX_LEVELS_UP + 1]:
             for candidate in sorted(here.glob("*.tex")):
@@ -136,9 +166,11 @@ class Projects:
                 log.info("cannot read %s: %s", path, exc)
                 self._latex[path] = None
             else:
+                citations, bibliographies = parse_latex(path_to_uri(path), text)
                 self._latex[path] = _LatexFile(
-                    tuple(parse_latex(path_to_uri(path), text)[1]), document_root(text),
-                    tuple(latex_inputs(text)))
+                    tuple(bibliographies), document_root(text), tuple(latex_inputs(text)),
+                    None if any(c.wildcard for c in citations)
+                    else frozenset(c.key for c in citations))
         return self._latex[path]
 
 
@@ -148,6 +180,8 @@ class _LatexFile:
     root: str | None
     inputs: tuple[str, ...]
     """The files it inputs, includes or imports, as written."""
+    keys: frozenset[str] | None
+    """The keys it cites; None when it cites every entry (``\\nocite{*}``)."""
 
 
 def _names(including: Path, inputs: tuple[str, ...], chapter: Path) -> bool:
@@ -155,6 +189,16 @@ def _names(including: Path, inputs: tuple[str, ...], chapter: Path) -> bool:
     to a folder above it (TeX reads a nested file's ``\\input`` from the main file's)."""
     return any(_normal(base / name) == chapter
                for base in including.parents[:MAX_LEVELS_UP + 1] for name in inputs)
+
+
+def _included(main_folder: Path, folder: Path, name: str) -> Path | None:
+    """The file an ``\\input`` names: relative to the main file's folder, where TeX reads
+    it, else to the including file's (``\\subimport``); None when neither exists."""
+    for base in (main_folder, folder):
+        path = _normal(base / name)
+        if path.is_file():
+            return path
+    return None
 
 
 def _normal(path: Path) -> Path:
