@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from citelsp.config import Settings
 from citelsp.workspace import Workspace
 from citelsp.workspace.projects import Projects
@@ -184,3 +186,20 @@ def test_orphans_count_the_whole_latex_document(tmp_path):
     write(tmp_path, **{"chapters/ch2.tex": "\\nocite{*}\n"})
     workspace, _ = Workspace.for_paths([tmp_path / "main.tex"], Settings())
     assert orphans(workspace, refs) == []
+
+
+@pytest.mark.parametrize(("name", "config"), [
+    ("myst.yml", "version: 1\nproject:\n  bibliography:\n    - refs/a.bib\n"),
+    ("_config.yml", "title: Book\nbibtex_bibfiles:\n  - refs/a.bib\n"),
+])
+def test_a_myst_or_jupyter_book_chapter_uses_the_book_bibliography(tmp_path, name, config):
+    write(tmp_path, **{name: config, "refs/a.bib": KNUTH,
+                       "ch/intro.md": "As {cite:p}`knuth84,lamport94`.\n"})
+    chapter = tmp_path / "ch/intro.md"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == ["lamport94"]
+
+
+def test_a_jekyll_config_is_not_a_jupyter_book(tmp_path):
+    write(tmp_path, **{"_config.yml": "theme: minima\nscholar:\n  bibliography: a.bib\n"})
+    assert Projects().markdown_project(tmp_path / "post.md") is None

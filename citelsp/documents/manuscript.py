@@ -14,7 +14,7 @@ from typing import Literal
 
 import yaml
 
-from citelsp.documents import latex, markers, pandoc
+from citelsp.documents import latex, markers, myst, pandoc
 from citelsp.documents.model import Citation, Manuscript, Problem, Severity
 from citelsp.spans import Span
 
@@ -64,14 +64,30 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
         nocite = _read_front_matter(manuscript, front)
         hidden.append(front.span)
         start = front.span.end
+    roles: list[Citation] = []
+    if language == "markdown" and "{cite" in text:  # MyST roles look like code spans
+        outside = hidden + pandoc.code_regions(text, start, inline=False)
+        outside = sorted(outside + pandoc.html_comments(text))
+        roles = myst.parse_myst_roles(uri, pandoc.mask(text, _disjoint(outside)))
     hidden += pandoc.code_regions(text, start, inline=language == "markdown")
     prose = pandoc.mask(text, hidden)
     manuscript.citations, problems = markers.parse_markers(uri, prose)
     manuscript.problems.extend(problems)
     if language == "markdown":
-        manuscript.citations += nocite + pandoc.parse_pandoc(uri, prose)
+        manuscript.citations += nocite + roles + pandoc.parse_pandoc(uri, prose)
         manuscript.citations.sort(key=lambda c: c.span)
     return manuscript
+
+
+def _disjoint(spans: list[Span]) -> list[Span]:
+    """Sorted spans merged where they overlap (``mask`` takes them in order, apart)."""
+    merged: list[Span] = []
+    for span in spans:
+        if merged and span.start <= merged[-1].end:
+            merged[-1] = Span(merged[-1].start, max(merged[-1].end, span.end))
+        else:
+            merged.append(span)
+    return merged
 
 
 def front_matter(text: str) -> FrontMatter | None:

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 SourceFormat = Literal["bibtex", "csl-json", "csl-yaml"]
-CitationSyntax = Literal["marker", "pandoc", "latex"]
+CitationSyntax = Literal["marker", "pandoc", "latex", "myst"]
 
 
 class Severity(IntEnum):

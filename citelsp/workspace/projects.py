@@ -14,6 +14,8 @@ chapter checked on its own would dangle.
   them, the nearest winning), its paths relative to that file's folder.
 - bookdown (``_bookdown.yml``): the front matter of the book's ``index.Rmd``, which every
   chapter shares.
+- MyST: ``project: bibliography:`` in ``myst.yml`` (mystmd), ``bibtex_bibfiles:`` in a
+  Jupyter Book's ``_config.yml``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ PROJECT_FILES = ("_quarto.yml", "_quarto.yaml")
 FOLDER_FILES = ("_metadata.yml", "_metadata.yaml")
 BOOKDOWN_FILES = ("_bookdown.yml", "_bookdown.yaml")
 BOOKDOWN_INDEXES = ("index.Rmd", "index.rmd")
+MYST_FILES = ("myst.yml", "myst.yaml")
+JUPYTER_BOOK_FILES = ("_config.yml", "_config.yaml")
 MAX_LEVELS_UP = 3
 """How far above a LaTeX chapter its main file is looked for."""
 MAX_NESTING = 4
@@ -216,8 +220,14 @@ def _inherited(folder: Path) -> Inherited | None:
             nearest = _named_in(_first_file(here, FOLDER_FILES)) or _named_in(project)
         if project is not None:
             return nearest
-        if nearest is None and _first_file(here, BOOKDOWN_FILES) is not None:
+        if nearest is not None:
+            continue  # folder metadata below: only a Quarto project root may use it
+        if _first_file(here, BOOKDOWN_FILES) is not None:
             return _named_in(_first_file(here, BOOKDOWN_INDEXES), front_matter_only=True)
+        if (myst := _first_file(here, MYST_FILES)) is not None:
+            return _named_in(myst, ("project", "bibliography"))
+        if (book := _named_in(_first_file(here, JUPYTER_BOOK_FILES), ("bibtex_bibfiles",))):
+            return book  # a _config.yml is Jupyter Book's only where it names these
     return None  # not in a project: folder metadata does not apply
 
 
@@ -229,9 +239,10 @@ def _first_file(folder: Path, names: tuple[str, ...]) -> Path | None:
     return None
 
 
-def _named_in(path: Path | None, *, front_matter_only: bool = False) -> Inherited | None:
-    """The ``bibliography:`` of one metadata file or manuscript's front matter (a path or a
-    list of them), if any."""
+def _named_in(path: Path | None, keys: tuple[str, ...] = ("bibliography",), *,
+              front_matter_only: bool = False) -> Inherited | None:
+    """The ``bibliography:`` (or another key, nested as ``keys`` say) of one metadata file
+    or manuscript's front matter (a path or a list of them), if any."""
     if path is None:
         return None
     try:
@@ -243,7 +254,9 @@ def _named_in(path: Path | None, *, front_matter_only: bool = False) -> Inherite
     except (OSError, yaml.YAMLError, RecursionError) as exc:
         log.info("cannot read %s: %s", path, exc)
         return None
-    value = data.get("bibliography") if isinstance(data, dict) else None
+    value = data
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
     written = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     written = [w for w in written if isinstance(w, str) and w]
     return Inherited(path, tuple(written), path.parent) if written else None
