@@ -287,6 +287,8 @@ COMPLETION_CASES = [
     ("scratch.md", "Marked<!--ref:", None),
     ("scratch.md", "Marked<!--ref:mu", ["mueller2020"]),
     ("scratch.md", "注意力 🙂 [@kn", ["knuth1984texbook"]),
+    ("scratch.md", "MyST {cite:p}`", None),
+    ("scratch.md", "MyST {cite}`he2016resnet, mu", ["mueller2020"]),
     ("scratch.tex", r"As \citep[p.~4]{", None),
     ("scratch.tex", r"As \cite{a, ", None),
     ("scratch.tex", r"As \textcite{vaswani2017attention,de", ["devlin2019bert"]),

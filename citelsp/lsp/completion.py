@@ -1,4 +1,4 @@
-"""Completion of citation keys after ``@``, ``\\cite{`` and ``<!--ref:``."""
+"""Completion of citation keys after ``@``, ``\\cite{``, ``<!--ref:`` and MyST's ``{cite}```."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from citelsp.documents.model import Manuscript, Reference
 from citelsp.lsp.hover import short_authors
 from citelsp.workspace.graph import CitationGraph
 
-TRIGGER_CHARACTERS = ["@", "{", ",", ":"]
+TRIGGER_CHARACTERS = ["@", "{", ",", ":", "`"]
 
 _CONTEXTS = (
     re.compile(r"(?<![\w.])@(?P<prefix>[\w:.#$%&+?<>~/-]*)$"),
     re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]]*\]){0,2}\{(?:[^}]*,)?\s*(?P<prefix>[^,}\s]*)$"),
     re.compile(r"<!--ref:(?P<prefix>[A-Za-z0-9_:-]*)$"),
+    re.compile(r"\{cite(?::[A-Za-z]+)?\}`(?:[^`]*[,;])?\s*(?P<prefix>[^`,;\s]*)$"),
 )
 
 
