@@ -156,6 +156,8 @@ CASES: list[tuple[str, Callable[[int], str], Callable[[str], object]]] = [
      lambda t: parse_latex("file:///p.tex", t)),
     ("latex: '\\verb|' x 20n", lambda n: "\\verb|" * (20 * n),
      lambda t: parse_latex("file:///p.tex", t)),
+    ("latex: unclosed '\\iffalse' x 5n", lambda n: "\\iffalse \\cite{a} " * (5 * n),
+     lambda t: parse_latex("file:///p.tex", t)),
     ("duplicate detection", duplicates, detect_duplicates),
     ("publishing a library's diagnostics", duplicates, publish),
 ]  # fmt: skip

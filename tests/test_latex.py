@@ -148,6 +148,7 @@ def test_crlf():
         "\\" * 1_000_000,
         "\\cites" + "{a}" * 100_000,
         "\0" * 1_000_000 + "\\cite{a}",
+        "\\iffalse \\cite{a} " * 60_000,
     ],
     ids=[
         "open-keys",
@@ -159,6 +160,7 @@ def test_crlf():
         "backslashes",
         "multicite",
         "nul",
+        "unclosed-iffalse",
     ],
 )
 @pytest.mark.timeout(120)

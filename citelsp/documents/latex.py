@@ -108,6 +108,7 @@ def visible_source(text: str) -> str:
     hidden: list[tuple[int, int]] = []
     cursor = 0
     line_end = -1  # the end of the line of the last \verb, found once per line
+    unclosed = False  # an \iffalse ran to the end: later ones are not looked at again
     for m in _HIDDEN.finditer(text):
         if m.start() < cursor:
             continue
@@ -115,8 +116,9 @@ def visible_source(text: str) -> str:
             end = text.find("\n", m.start())
             cursor = len(text) if end == -1 else end
         elif m.group("iffalse") is not None:
-            end = _end_of_false_branch(text, m.end())
-            if end is None:
+            end = None if unclosed else _end_of_false_branch(text, m.end())
+            if end is None:  # never closed, and so no later one either: hide nothing
+                unclosed = True
                 continue
             cursor = end
         elif m.group("env") is not None:
