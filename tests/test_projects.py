@@ -203,3 +203,16 @@ def test_a_myst_or_jupyter_book_chapter_uses_the_book_bibliography(tmp_path, nam
 def test_a_jekyll_config_is_not_a_jupyter_book(tmp_path):
     write(tmp_path, **{"_config.yml": "theme: minima\nscholar:\n  bibliography: a.bib\n"})
     assert Projects().markdown_project(tmp_path / "post.md") is None
+
+
+def test_a_quarto_book_open_as_a_whole_has_orphans_and_a_chapter_alone_none(tmp_path):
+    write(tmp_path, **{"_quarto.yml": "bibliography: refs.bib\n",
+                       "refs.bib": KNUTH + LAMPORT + "@book{uncited, title = {U}}\n",
+                       "intro.qmd": "See @knuth84.\n", "parts/more.qmd": "See @lamport94.\n",
+                       "_drafts/old.qmd": "Quarto skips this folder.\n",
+                       "node_modules/x/readme.md": "Not a chapter.\n"})
+    chapters = [tmp_path / "intro.qmd", tmp_path / "parts/more.qmd"]
+    workspace, _ = Workspace.for_paths(chapters, Settings())
+    assert orphans(workspace, tmp_path / "refs.bib") == ["uncited"]
+    workspace, _ = Workspace.for_paths(chapters[:1], Settings())
+    assert orphans(workspace, tmp_path / "refs.bib") == []

@@ -206,11 +206,16 @@ class CitationGraph:
         return found
 
     def partly_open(self, manuscript: Manuscript) -> bool:
-        """Whether ``manuscript`` is part of a document that is not open as a whole: it
-        takes its bibliographies from a main or project file that is not open (a chapter
-        checked on its own), so what the rest of the document cites is not known."""
+        """Whether ``manuscript`` is part of a document that is not open as a whole (a
+        chapter checked on its own), so what the rest of the document cites is not known:
+        its LaTeX main file is not open, or not every Markdown file of its project is."""
         source = self._inherited.get(manuscript.uri)
-        return source is not None and _uri(source) not in self.corpus.open
+        if source is None:
+            return False
+        if source.suffix.lower() == ".tex":
+            return _uri(source) not in self.corpus.open
+        chapters = self._projects.markdown_files(source.parent)
+        return chapters is None or any(_uri(p) not in self.corpus.open for p in chapters)
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:

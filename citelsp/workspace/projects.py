@@ -28,9 +28,9 @@ from pathlib import Path
 import yaml
 
 from citelsp.documents.latex import document_root, latex_inputs, parse_latex
-from citelsp.documents.manuscript import front_matter
+from citelsp.documents.manuscript import front_matter, language_for_path
 from citelsp.uris import path_to_uri
-from citelsp.workspace.corpus import read_document
+from citelsp.workspace.corpus import SKIPPED_DIRS, read_document
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,8 @@ MAX_LEVELS_UP = 3
 """How far above a LaTeX chapter its main file is looked for."""
 MAX_NESTING = 4
 """Main file, part, chapter, section: how deep inputs are followed up."""
+MAX_PROJECT_FILES = 2000
+"""A book's chapters counted to know whether all are open (beyond, not all are taken to be)."""
 MAX_PREAMBLE_DEPTH = 2
 """How deep a main file's inputs are searched for its ``\\bibliography``: a preamble, and a
 file of settings the preamble inputs."""
@@ -72,12 +74,14 @@ class Projects:
         self._latex: dict[Path, _LatexFile | None] = {}
         self._documents: dict[tuple[Path, str | None], Inherited | None] = {}
         self._cited: dict[Path, frozenset[str] | None] = {}
+        self._markdown: dict[Path, list[Path] | None] = {}
 
     def clear(self) -> None:
         self._folders.clear()
         self._latex.clear()
         self._documents.clear()
         self._cited.clear()
+        self._markdown.clear()
 
     def markdown_project(self, manuscript: Path) -> Inherited | None:
         """What the project around ``manuscript`` names for it, if it is in one."""
@@ -85,6 +89,23 @@ class Projects:
         if folder not in self._folders:
             self._folders[folder] = _inherited(folder)
         return self._folders[folder]
+
+    def markdown_files(self, folder: Path) -> list[Path] | None:
+        """The Markdown documents a project renders under ``folder``: not in folders or
+        files whose names start with ``_`` or ``.`` (Quarto skips them), nor in
+        ``node_modules`` and the like. None when there are more than ``MAX_PROJECT_FILES``."""
+        if folder not in self._markdown:
+            found: list[Path] | None = []
+            for here, folders, files in os.walk(folder):
+                folders[:] = [f for f in folders
+                              if not f.startswith(("_", ".")) and f not in SKIPPED_DIRS]
+                found += [Path(here, f) for f in files if not f.startswith(("_", "."))
+                          and language_for_path(f) == "markdown"]
+                if len(found) > MAX_PROJECT_FILES:
+                    found = None
+                    break
+            self._markdown[folder] = found
+        return self._markdown[folder]
 
     def latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
         """The bibliographies of the LaTeX document ``chapter`` is part of (a chapter names
