@@ -39,6 +39,19 @@ async def lsp_session(root: Path, env: dict[str, str], *, options: dict | None =
         await lsp.shutdown_session()
 
 
+def accept_edits(lsp: LanguageClient) -> list[types.WorkspaceEdit]:
+    """Apply every ``workspace/applyEdit`` the server sends, as an editor would; the list
+    collects them for the test to read."""
+    applied: list[types.WorkspaceEdit] = []
+
+    @lsp.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    return applied
+
+
 def open_file(lsp: LanguageClient, path: Path, language: str, version: int = 1) -> str:
     uri = path.as_uri()
     lsp.text_document_did_open(types.DidOpenTextDocumentParams(

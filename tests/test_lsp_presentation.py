@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from tests.lsp_session import codes, lsp_session, open_file, wait_until
+from tests.lsp_session import accept_edits, codes, lsp_session, open_file, wait_until
 from tests.test_lsp_verify import (  # noqa: F401  (fixtures)
     FAKE_DOI,
     REAL_DOI,
@@ -118,13 +118,7 @@ async def test_a_dangling_key_offers_the_near_key_and_an_entry_from_its_doi(
         workspace, env):  # noqa: F811
     paper = workspace / "paper.md"
     async with lsp_session(workspace, env) as lsp:
-        applied: list[types.WorkspaceEdit] = []
-
-        @lsp.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: types.ApplyWorkspaceEditParams):
-            applied.append(params.edit)
-            return types.ApplyWorkspaceEditResult(applied=True)
-
+        applied = accept_edits(lsp)
         md = open_file(lsp, paper, "markdown")
         await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
         typo = await code_actions(lsp, md, position_of(paper, "@smith_2032"))
@@ -157,13 +151,7 @@ async def test_an_entry_from_a_doi_goes_into_a_csl_yaml_bibliography_as_yaml(
     paper.write_text("---\nbibliography: refs.yaml\n---\nSee [@10.1038/s42256-024-00832-8] "
                      "and [@smith_2023].\n", encoding="utf-8")
     async with lsp_session(tmp_path, env) as lsp:
-        applied: list[types.WorkspaceEdit] = []
-
-        @lsp.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: types.ApplyWorkspaceEditParams):
-            applied.append(params.edit)
-            return types.ApplyWorkspaceEditResult(applied=True)
-
+        applied = accept_edits(lsp)
         md = open_file(lsp, paper, "markdown")
         await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md))
         assert [d.message for d in lsp.diagnostics[md] if d.code == "DANGLING_CITATION"] == [
