@@ -250,7 +250,7 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
             _malformed(text, min(pos, max(end - 1, start)), f"Invalid YAML: {what}.")
         )
         return bib
-    references = _mapping_value(root, "references")
+    references = mapping_value(root, "references")
     if not isinstance(references, yaml.SequenceNode):
         return bib
     constructor = _YamlConstructor()
@@ -284,7 +284,8 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
     return bib
 
 
-def _mapping_value(node: yaml.Node | None, key: str) -> yaml.Node | None:
+def mapping_value(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    """The node of ``key``'s value in a YAML mapping node, with its marks."""
     if not isinstance(node, yaml.MappingNode):
         return None
     for key_node, value_node in node.value:

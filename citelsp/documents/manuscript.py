@@ -136,15 +136,12 @@ def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> list[Citat
 
 def _value_node(body: str, key: str) -> yaml.Node | None:
     """The node of a top-level key's value, with the marks that place it in ``body``."""
+    from citelsp.documents.csl import mapping_value  # YAML nodes only when needed
+
     try:
-        root = yaml.compose(body, Loader=yaml.SafeLoader)
+        return mapping_value(yaml.compose(body, Loader=yaml.SafeLoader), key)
     except (yaml.YAMLError, RecursionError):
         return None
-    if isinstance(root, yaml.MappingNode):
-        for key_node, value_node in root.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                return value_node
-    return None
 
 
 def _yaml_problem(text: str, front: FrontMatter, error: Exception) -> Problem:
