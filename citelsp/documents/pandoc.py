@@ -64,11 +64,11 @@ def parse_pandoc(uri: str, text: str) -> list[Citation]:
     return citations
 
 
-def is_cross_reference(key: str) -> bool:
+def is_cross_reference(citation: Citation) -> bool:
     """``@fig-plot``, ``@sec-intro`` (Quarto) or ``@fig:plot`` (pandoc-crossref): a reference to
     a figure, table, section or equation of the document, written like a citation. Only a key
     no bibliography has is taken for one."""
-    return _CROSS_REFERENCE.match(key) is not None
+    return citation.syntax == "pandoc" and _CROSS_REFERENCE.match(citation.key) is not None
 
 
 def parse_nocite(uri: str, text: str, start: int, end: int) -> list[Citation]:

@@ -91,8 +91,7 @@ class LocalChecks:
         problems = []
         unreadable: dict[str, tuple[Bibliography, Problem]] | None = None
         for c, resolved in self.graph.resolved(manuscript):
-            if c.wildcard or resolved.references or (
-                    c.syntax == "pandoc" and is_cross_reference(c.key)):
+            if c.wildcard or resolved.references or is_cross_reference(c):
                 continue
             if unreadable is None:
                 unreadable = _unreadable_entries(self.graph.bibliographies(manuscript))

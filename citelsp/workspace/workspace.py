@@ -110,8 +110,7 @@ class Workspace:
         if unreadable:
             return [f"{where}: its bibliography {written} cannot be read ({why})"
                     for written, why in unreadable]
-        cites = any(c.syntax != "pandoc" or not is_cross_reference(c.key)
-                    for c in manuscript.citations)
+        cites = not all(map(is_cross_reference, manuscript.citations))  # a work, not a figure
         if cites and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
             how = ("with \\bibliography{}, or its main file with % !TeX root = main.tex"
