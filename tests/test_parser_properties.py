@@ -60,6 +60,8 @@ BIB_PIECES = [
     "\t", "key", "Key", "title", "author", "year", "doi", "jan", "jn", "2020", "é", "王", "😀",
     "@article{k, title = {T}}\n", '@string{jn = "J"}\n', "@misc{a=b, x = y}\n",
     "@misc{k, note = {see\n@ home}}\n", "title = {a {b} c}", "% c\n",
+    "crossref = {k}", "crossref = {K}", "@inproceedings{c, crossref = {k}}\n",
+    "@proceedings{k, year = 2020, booktitle = {B}, crossref = {c}}\n",
 ]  # fmt: skip
 
 
@@ -71,13 +73,17 @@ def assert_bibtex_well_formed(text, bib):
         for field in ref.fields.values():
             in_text(text, field.span)
             assert cut(text, field.name_span).lower() == field.name
+        for field in ref.inherited.values():  # the parent's own fields, in the same text
+            in_text(text, field.span)
+            assert cut(text, field.name_span).lower() == field.name
     for problem in bib.problems:
         in_text(text, problem.span)
         assert problem.message
 
 
 def snapshot(bib):
-    refs = [(r.key, r.entry_type, r.span, r.key_span, r.fields) for r in bib.references]
+    refs = [(r.key, r.entry_type, r.span, r.key_span, r.fields, dict(r.inherited))
+            for r in bib.references]
     return refs, bib.problems, bib.macros, bib.undefined
 
 

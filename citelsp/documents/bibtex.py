@@ -59,6 +59,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from citelsp.documents import crossref
 from citelsp.documents.bibtex_blocks import Note, RawBlock, read_block
 from citelsp.documents.model import Bibliography, Field, Problem, Reference, Severity, SpanBase
 from citelsp.spans import Span
@@ -121,6 +122,8 @@ class _Chunk:
     """Problems of macro expansion (undefined macros), as of the last settle."""
     external: frozenset[str] = frozenset()
     undefined: frozenset[str] = frozenset()
+    crossrefs: bool = False
+    """Whether an entry of the chunk names a ``crossref`` parent."""
 
 
 @dataclass(eq=False)
@@ -178,6 +181,8 @@ def parse_bibtex(
                 external |= chunk.external
             if chunk.undefined:
                 undefined |= chunk.undefined
+        if any(c.crossrefs for c in chunks):
+            bib.references = _link_crossrefs(chunks, references)
     bib.macros = state.defined
     if not references:
         bib.other_types = tuple(dict.fromkeys(b.entry_type or b.kind for c in chunks
@@ -428,6 +433,7 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
             string_notes += _define(block, macros, external, undefined)
     if changed:
         chunk.references = tuple(b.reference for b in built if b is not None)
+        chunk.crossrefs = any("crossref" in r.fields for r in chunk.references)
     if not expands:  # nothing here depends on macros
         return
     macro_notes: list[Note] = []
@@ -442,6 +448,21 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
     chunk.macro_notes = tuple(macro_notes + string_notes)
     chunk.external = frozenset(external)
     chunk.undefined = frozenset(undefined)
+
+
+def _link_crossrefs(chunks: list[_Chunk], references: list[Reference]) -> list[Reference]:
+    """The references with what their crossref parents give them (``crossref.link``); the
+    chunks keep the new objects, so the next parse starts from them."""
+    linked = [c for c in chunks if c.crossrefs]
+    changed = crossref.link(references, [r for c in linked for r in c.references
+                                         if "crossref" in r.fields])
+    if not changed:
+        return references
+    for chunk in linked:
+        chunk.built = [b if b is None or b.reference not in changed
+                       else b._replace(reference=changed[b.reference]) for b in chunk.built]
+        chunk.references = tuple(b.reference for b in chunk.built if b is not None)
+    return [changed.get(r, r) for r in references]
 
 
 def _define_strings(chunk: _Chunk, macros: _Macros) -> None:

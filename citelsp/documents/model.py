@@ -5,9 +5,11 @@ Spans are code-point offsets into the document text (see ``citelsp.spans``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
+from types import MappingProxyType
 from typing import Literal
 
 from citelsp.documents.works import Person, Work, work_of
@@ -163,6 +165,9 @@ class Reference:
     fields: dict[str, Field]
     csl: dict | None
     """The CSL item as parsed, for CSL sources (names and dates stay structured)."""
+    inherited: Mapping[str, Field] = MappingProxyType({})
+    """Fields taken from the entry its ``crossref`` names, by the name they have here (the
+    parent's own Field objects, so their spans lie in the parent); ``fields`` wins."""
 
     def __init__(
         self,
@@ -221,6 +226,16 @@ class Reference:
     def span(self) -> Span:
         offset = self._base.offset
         return Span(offset + self._start, offset + self._end)
+
+    def with_inherited(self, inherited: Mapping[str, Field]) -> Reference:
+        """This entry, as a new object, with ``inherited`` from its crossref parent: a new
+        object, because what is cached on or keyed by the old one read the old fields."""
+        other = Reference.relative(self._base, self.key, self.uri, self.source_format,
+                                   self.entry_type, self._key_start, self._key_end,
+                                   self._start, self._end, self.fields)
+        if inherited:
+            other.inherited = MappingProxyType(dict(inherited))
+        return other
 
     def __repr__(self) -> str:
         return (

@@ -93,6 +93,7 @@ class Entry(Protocol):
     source_format: str
     csl: dict | None
     fields: Mapping[str, Written]
+    inherited: Mapping[str, Written]
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,8 @@ def oversized(name: str, value: str) -> bool:
 
 def work_of(ref: Entry) -> Work:
     values = {name: f.value for name, f in ref.fields.items()}  # each field read once
+    if ref.inherited:  # what a crossref parent gives (venue, year); never identifiers
+        values = {**{name: f.value for name, f in ref.inherited.items()}, **values}
     preprint, proceedings = _claims(values)
     work = _bibtex_work(values) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
     if preprint or proceedings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from citelsp.documents.model import Citation, Problem, Reference
+from citelsp.documents.model import Citation, Location, Problem, Reference
 from citelsp.spans import Span
 from citelsp.verdict.checklist import Judgement
 from citelsp.verdict.reasons import PRIORITY_ORDER, REASONS, priority_severity
@@ -28,6 +28,19 @@ def field_of(ref: Reference, logical: str | None) -> str | None:
     names = FIELD_NAMES.get(logical, (logical,))
     lowered = {name.casefold(): name for name in ref.fields}
     return next((lowered[n.casefold()] for n in names if n.casefold() in lowered), None)
+
+
+def inherited_field(ref: Reference, logical: str | None) -> Location | None:
+    """Where the value a finding about ``logical`` is about is written, when the entry takes
+    it from its crossref parent (the finding itself stays on the entry's key)."""
+    if logical is None or not ref.inherited:
+        return None
+    for name in FIELD_NAMES.get(logical, (logical,)):
+        if (f := ref.inherited.get(name)) is not None:
+            parent = ref.fields["crossref"].value.strip()
+            return Location(ref.uri, f.span, f"{name}, which '{ref.key}' takes from its "
+                                             f"crossref '{parent}'")
+    return None
 
 
 def shown(priority: str | None, min_priority: str) -> bool:
@@ -54,9 +67,11 @@ def verification_problems(
             continue
         if REASONS[finding.reason_code].local:
             continue  # the local checks already show it on its field
-        span = ref.span_of(field_of(ref, finding.field))
+        name = field_of(ref, finding.field)
+        span = ref.span_of(name)
         first = placed.get(span)
         if first is None:
+            inherited = inherited_field(ref, finding.field) if name is None else None
             placed[span] = Problem(
                 code=finding.reason_code,
                 span=span,
@@ -64,6 +79,7 @@ def verification_problems(
                 severity=priority_severity(finding.priority),
                 key=ref.key,
                 priority=finding.priority,
+                related=() if inherited is None else (inherited,),
             )
         elif finding.reason_code not in first.message:
             placed[span] = replace(first, message=_also(first.message, finding.reason_code))

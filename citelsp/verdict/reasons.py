@@ -250,6 +250,7 @@ _LOCAL: tuple[tuple[str, Severity, str, str | None], ...] = (
     ("MALFORMED_ENTRY", Severity.ERROR, "The entry could not be read", None),
     ("DUPLICATE_FIELD", Severity.WARNING, "A field is given twice in one entry", None),
     ("UNDEFINED_MACRO", Severity.WARNING, "A @string macro is used but never defined", None),
+    ("UNDEFINED_CROSSREF", Severity.WARNING, "The entry's crossref names no entry", None),
     ("FILE_ENCODING", Severity.WARNING, "The file is not UTF-8; its encoding was guessed",
      None),
     ("MALFORMED_MARKER", Severity.ERROR, "The marker could not be read", None),

@@ -17,6 +17,7 @@ from itertools import product
 from typing import NamedTuple
 
 from citelsp.documents.bibtex import paused_gc
+from citelsp.documents.crossref import named_keys, parent_key
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
 from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
@@ -129,7 +130,26 @@ class LocalChecks:
             if keys is None:
                 return []
             cited |= keys
-        return [self._orphan(r) for r in bib.references if r.key not in cited]
+        named = self._parents_named(bib, cited)
+        return [self._orphan(r) for r in bib.references
+                if r.key not in cited and (not named or r.key.casefold() not in named)]
+
+    def _parents_named(self, bib: Bibliography, cited: set[str]) -> set[str]:
+        """Casefolded keys that cited entries name in ``crossref`` or ``xref`` (and those the
+        parents name in turn): BibTeX and biber print such a parent, so it is used."""
+        entries: dict[str, Reference] = {}
+        for b in self.graph.co_used(bib):
+            for r in b.references:
+                entries.setdefault(r.key.casefold(), r)
+        todo = [r for key in cited if (r := entries.get(key.casefold())) is not None]
+        named: set[str] = set()
+        while todo:
+            for key in named_keys(todo.pop()):
+                if (folded := key.casefold()) not in named:
+                    named.add(folded)
+                    if (parent := entries.get(folded)) is not None:
+                        todo.append(parent)
+        return named
 
     def _orphan(self, ref: Reference) -> Problem:
         """The orphan hint of one entry; the same object while the entry stays where it is."""
@@ -175,6 +195,8 @@ class EntryIndex:
         self.groups: dict[tuple[str, str], dict[int, Reference]] = defaultdict(dict)
         self.colliding: set[tuple[str, str]] = set()
         self.invalid: dict[int, Reference] = {}
+        self.children: dict[int, Reference] = {}
+        """Entries with a ``crossref``, whose parent must be among the entries."""
 
     def update(self, refs: list[Reference]) -> None:
         current = {id(r): r for r in refs}
@@ -217,6 +239,10 @@ class EntryIndex:
             else:
                 self.colliding.discard(group)
         if remove:
+            self.children.pop(id(ref), None)
+        elif "crossref" in ref.fields:
+            self.children[id(ref)] = ref
+        if remove:
             self.invalid.pop(id(ref), None)
         elif any(p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
                  for p in reference_ids(ref).problems) or _too_long(ref):
@@ -230,7 +256,26 @@ class EntryIndex:
             + self._duplicate_works(own, colliding)
             + [p for r in _in_order(r for i, r in self.invalid.items() if i in own)
                for p in _invalidreference_ids(r)]
+            + self._undefined_crossrefs(own)
         )
+
+    def _undefined_crossrefs(self, own: set[int]) -> list[Problem]:
+        """A ``crossref`` that names no entry (BibTeX: "a bad cross reference"): the venue
+        and year the entry leaves to its parent are missing, so they go unchecked."""
+        problems = []
+        for r in _in_order(r for i, r in self.children.items() if i in own):
+            key = parent_key(r)
+            if key is not None and ("case", key.casefold()) not in self.groups:
+                problems.append(Problem(
+                    code="UNDEFINED_CROSSREF",
+                    span=r.fields["crossref"].span,
+                    message=f"{r.key}: crossref '{key}' names no entry of this bibliography "
+                            "or those used with it, so the fields it would give (venue, "
+                            "year) are missing",
+                    severity=Severity.WARNING,
+                    key=r.key,
+                ))
+        return problems
 
     def _duplicate_keys(self, own: set[int], colliding: list[tuple[str, str]]) -> list[Problem]:
         """The same key twice (Error); keys that differ only in case (Warning: BibTeX reads

@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from citelsp.documents.model import Location, Manuscript
+from citelsp.documents.crossref import PARENT_FIELDS
+from citelsp.documents.model import Field, Location, Manuscript
 from citelsp.documents.parse import Document
 from citelsp.spans import Span
 from citelsp.workspace.graph import citation_at, reference_at
@@ -18,13 +19,35 @@ give a meaning."""
 
 
 def key_at(workspace: Workspace, doc: Document, offset: int) -> str | None:
-    """The citation key under the cursor: a citation's resolved key, or the entry's key."""
+    """The citation key under the cursor: a citation's resolved key, the key an entry's
+    ``crossref`` or ``xref`` names, or the entry's key."""
     if isinstance(doc, Manuscript):
         citation = citation_at(doc, offset)
         if citation is not None and not citation.wildcard:
             return workspace.graph.references_of(doc, citation).key
     refs = workspace.references_at(doc, offset)
-    return refs[0].key if refs else None
+    if not refs:
+        return None
+    for name in PARENT_FIELDS:
+        f = refs[0].fields.get(name)
+        if f is not None and f.span.start <= offset <= f.span.end and f.value.strip():
+            return f.value.strip()
+    return refs[0].key
+
+
+def naming_locations(workspace: Workspace, key: str) -> list[Location]:
+    """Where entries name ``key`` in ``crossref`` or ``xref`` (BibTeX matches keys in any
+    letter case): the key as written in the value."""
+    found = []
+    folded = key.casefold()
+    for b in workspace.graph.all_bibliographies():
+        for r in b.references:
+            for name in PARENT_FIELDS:
+                f = r.fields.get(name)
+                if f is not None and f.value.strip().casefold() == folded and (
+                        span := _named_key(b.text, f)) is not None:
+                    found.append(Location(r.uri, span))
+    return found
 
 
 def key_span_at(doc: Document, offset: int) -> Span | None:
@@ -37,7 +60,25 @@ def key_span_at(doc: Document, offset: int) -> Span | None:
         if doc is None:
             return None
     ref = reference_at(doc, offset)
-    return ref.key_span if ref is not None and ref.key_span.contains(offset) else None
+    if ref is None:
+        return None
+    if ref.key_span.contains(offset):
+        return ref.key_span
+    for name in PARENT_FIELDS:  # the parent key a crossref names
+        f = ref.fields.get(name)
+        if f is not None and f.span.contains(offset):
+            return _named_key(doc.text, f)
+    return None
+
+
+def _named_key(text: str, f: Field) -> Span | None:
+    """The span of the key a ``crossref``/``xref`` value names, when written in place (not
+    through a macro) and not empty."""
+    span, value = f.span, f.value
+    if not value.strip() or text[span.start : span.end] != value:
+        return None
+    start = span.start + len(value) - len(value.lstrip())
+    return Span(start, start + len(value.strip()))
 
 
 def definitions(workspace: Workspace, doc: Document, offset: int) -> list[Location]:
@@ -55,19 +96,21 @@ def definitions(workspace: Workspace, doc: Document, offset: int) -> list[Locati
 
 def references(workspace: Workspace, key: str, *, include_declaration: bool) -> list[Location]:
     found = [Location(c.uri, c.span) for c in workspace.graph.citations_with_key(key)]
+    found += naming_locations(workspace, key)
     if include_declaration:
         found += [Location(r.uri, r.key_span) for r in workspace.graph.entries(key)]
     return found
 
 
 def rename_locations(workspace: Workspace, key: str) -> list[Location]:
-    """Every place the key is written: entries and citations (slug-mapped markers excluded)."""
+    """Every place the key is written: entries, citations (slug-mapped markers excluded) and
+    the ``crossref``/``xref`` fields that name it."""
     seen: set[tuple[str, int]] = set()
     found = []
     graph = workspace.graph
     for loc in [Location(r.uri, r.key_span) for r in graph.entries(key)] + [
         Location(c.uri, c.span) for c in graph.citations_with_key(key) if c.key == key
-    ]:
+    ] + naming_locations(workspace, key):
         if (loc.uri, loc.span.start) not in seen:
             seen.add((loc.uri, loc.span.start))
             found.append(loc)
