@@ -10,6 +10,7 @@ from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Severity
 from citelsp.workspace import Workspace
 from citelsp.workspace.local_checks import MAX_RELATED, EntryIndex
+from citelsp.workspace.navigation import similar_keys
 
 BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020,
   author = {M{\"u}ller, Anna}}
@@ -243,3 +244,41 @@ def test_quarto_and_pandoc_crossref_references_are_not_dangling_citations(tmp_pa
     only.write_text("See @fig-plot and @eq-energy.\n")
     _, errors = Workspace.for_paths([only], Settings())
     assert errors == [], "cross-references alone need no bibliography"
+
+
+ALIASED = """@article{benguirat2024,
+  ids = {ben2024blending, bg24},
+  title = {Blending Different Latency Traffic With Beta Mixing},
+  author = {Ben Guirat, Iness}, year = {2024},
+}
+"""
+
+
+def test_a_latex_citation_of_an_ids_alias_names_its_entry_as_biber_reads_it(tmp_path):
+    """Zotero and JabRef keep a renamed entry's old key in biblatex's ``ids``; biber resolves
+    ``\\cite{old}`` to the entry, so it is neither dangling nor leaves the entry an orphan."""
+    paper = "As shown \\cite{ben2024blending}.\n\\addbibresource{refs.bib}\n"
+    (tmp_path / "paper.tex").write_text(paper, encoding="utf-8")
+    (tmp_path / "refs.bib").write_text(ALIASED, encoding="utf-8")
+    ws = Workspace(Settings(), [tmp_path])
+    bib_uri, tex_uri = ((tmp_path / n).resolve().as_uri() for n in ("refs.bib", "paper.tex"))
+    ws.open(bib_uri, ALIASED)
+    ws.open(tex_uri, paper)
+    assert [p.code for p in ws.local_problems(tex_uri)] == []
+    assert [p.code for p in ws.local_problems(bib_uri)] == []
+    (ref,) = ws.corpus.get(bib_uri).references
+    (citation,) = ws.graph.citations_of(ref)
+    assert paper[citation.span.start:citation.span.end] == "ben2024blending"
+
+
+def test_a_pandoc_citation_of_an_ids_alias_is_dangling_and_says_whose_alias_it_is(tmp_path):
+    """pandoc's citeproc does not read ``ids`` (jgm/citeproc#158): the citation is missing
+    from the output, so it stays an error, with the key to cite instead."""
+    paper = "---\nbibliography: refs.bib\n---\nSee [@bg24].\n"
+    ws, bib_uri, paper_uri = ws_with(tmp_path, ALIASED, paper)
+    (dangling,) = by_code(ws.local_problems(paper_uri), "DANGLING_CITATION")
+    assert dangling.message == ("citation key 'bg24' is an alias of 'benguirat2024' (its ids "
+                                "field), which only biber reads: cite 'benguirat2024'")
+    (where,) = dangling.related
+    assert ALIASED[where.span.start:where.span.end] == "ben2024blending, bg24"
+    assert similar_keys(ws, ws.corpus.get(paper_uri), "bg24")[0] == "benguirat2024"

@@ -31,6 +31,11 @@ from citelsp.workspace.texmf import texmf_bibliography
 log = logging.getLogger(__name__)
 
 
+def aliases_in(ids: str) -> list[str]:
+    """The keys a biblatex ``ids`` field lists (comma-separated)."""
+    return [a for a in (part.strip() for part in ids.split(",")) if a]
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A citation's key resolved to the references it names (empty when dangling)."""
@@ -50,6 +55,7 @@ class CitationGraph:
         """Bibliography URI → manuscripts using it (a manuscript's own front-matter
         ``references:`` count as a bibliography with the manuscript's URI)."""
         self._keys: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
+        self._aliases: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
         self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
         self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
         self._resolved: dict[str, tuple[Manuscript, int, list[tuple[Citation, Resolved]]]] = {}
@@ -85,6 +91,8 @@ class CitationGraph:
         self._resolved.pop(uri, None)
         for stale in [k for k, (b, _) in self._keys.items() if b.uri == uri]:
             del self._keys[stale]
+        for stale in [k for k, (b, _) in self._aliases.items() if b.uri == uri]:
+            del self._aliases[stale]
         if uri in self._users and not self._users[uri]:
             del self._users[uri]
             self._relink_fallback()
@@ -254,12 +262,39 @@ class CitationGraph:
 
     # -- citations → references ------------------------------------------------------------
 
+    def alias_index(self, bibliography: Bibliography) -> dict[str, list[Reference]]:
+        """Alias → references whose biblatex ``ids`` field lists it, rebuilt only when the
+        bibliography is new."""
+        cached = self._aliases.get(id(bibliography))
+        if cached is not None and cached[0] is bibliography:
+            return cached[1]
+        for stale in [k for k, (b, _) in self._aliases.items() if b.uri == bibliography.uri]:
+            del self._aliases[stale]
+        index: dict[str, list[Reference]] = {}
+        for r in bibliography.references:
+            if (ids := r.fields.get("ids")) is not None:
+                for alias in aliases_in(ids.value):
+                    index.setdefault(alias, []).append(r)
+        self._aliases[id(bibliography)] = (bibliography, index)
+        return index
+
+    def alias_of(self, manuscript: Manuscript, key: str) -> Reference | None:
+        """The entry whose ``ids`` field lists ``key`` among the manuscript's bibliographies."""
+        for b in self.bibliographies(manuscript):
+            if found := self.alias_index(b).get(key):
+                return found[0]
+        return None
+
     def references_of(self, manuscript: Manuscript, citation: Citation) -> Resolved:
-        """The references a citation names: by key, else (markers) through the slug map."""
+        """The references a citation names: by key; else, in LaTeX, by a biblatex ``ids``
+        alias (biber resolves them; pandoc's citeproc and BibTeX do not); else (markers)
+        through the slug map."""
         bibs = self.bibliographies(manuscript)
         refs = self._lookup(bibs, citation.key)
         if refs or citation.wildcard:
             return Resolved(citation.key, refs)
+        if citation.syntax == "latex" and (primary := self.alias_of(manuscript, citation.key)):
+            return Resolved(primary.key, self._lookup(bibs, primary.key))
         mapped = self.slug_map().get(citation.key) if citation.syntax == "marker" else None
         if mapped:
             return Resolved(mapped, self._lookup(bibs, mapped))
@@ -312,6 +347,9 @@ class CitationGraph:
             by_key = self._citations_by_key(m)
             candidates = by_key.get(ref.key, []) + [c for s in slugs for c in by_key.get(s, [])
                                                     if c.syntax == "marker"]
+            if (ids := ref.fields.get("ids")) is not None:  # \cite{alias} (biblatex)
+                candidates += [c for a in aliases_in(ids.value) for c in by_key.get(a, [])
+                               if c.syntax == "latex"]
             found += [c for c in candidates
                       if any(r is ref for r in self.references_of(m, c).references)]
         found.sort(key=lambda c: (c.uri, c.span.start))

@@ -26,7 +26,7 @@ from citelsp.documents.works import oversized
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
 from citelsp.uris import uri_to_path
-from citelsp.workspace.graph import CitationGraph
+from citelsp.workspace.graph import CitationGraph, aliases_in
 
 
 class LocalChecks:
@@ -106,6 +106,11 @@ class LocalChecks:
                            f"cannot be read (the {problem.code} error at line {line})")
                 related = (Location(bib.uri, problem.span, f"the entry '{c.key}', which "
                                     f"cannot be read: {problem.message}"),)
+            elif (primary := self.graph.alias_of(manuscript, c.key)) is not None:
+                message = (f"{what} '{c.key}' is an alias of '{primary.key}' (its ids field), "
+                           f"which only biber reads: cite '{primary.key}'")
+                related = (Location(primary.uri, primary.fields["ids"].span,
+                                    f"'{primary.key}' lists '{c.key}' in ids"),)
             problems.append(Problem(
                 code="DANGLING_CITATION",
                 span=c.span,
@@ -132,7 +137,8 @@ class LocalChecks:
             cited |= keys
         named = self._parents_named(bib, cited)
         return [self._orphan(r) for r in bib.references
-                if r.key not in cited and (not named or r.key.casefold() not in named)]
+                if r.key not in cited and (not named or r.key.casefold() not in named)
+                and not _cited_by_alias(r, cited)]
 
     def _parents_named(self, bib: Bibliography, cited: set[str]) -> set[str]:
         """Casefolded keys that cited entries name in ``crossref`` or ``xref`` (and those the
@@ -165,6 +171,14 @@ class LocalChecks:
             key=ref.key,
         )
         return problem
+
+
+def _cited_by_alias(ref: Reference, cited: set[str]) -> bool:
+    """Whether a key the entry's biblatex ``ids`` field lists is cited (in a LaTeX file a
+    citation of it was resolved to the entry's key already; this catches the files a main
+    file inputs, read from disk as keys)."""
+    ids = ref.fields.get("ids")
+    return ids is not None and any(a in cited for a in aliases_in(ids.value))
 
 
 def _unreadable_entries(bibliographies: Iterable[Bibliography]

@@ -122,4 +122,7 @@ def similar_keys(workspace: Workspace, manuscript: Manuscript, key: str) -> list
     keys = list(workspace.graph.keys(manuscript))
     folded = {k.casefold(): k for k in keys}
     close = difflib.get_close_matches(key.casefold(), list(folded), n=3, cutoff=0.75)
-    return [folded[k] for k in close]
+    found = [folded[k] for k in close]
+    if (primary := workspace.graph.alias_of(manuscript, key)) is not None:  # ids = {key}
+        found = [primary.key] + [k for k in found if k != primary.key][:2]
+    return found
