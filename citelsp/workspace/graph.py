@@ -54,8 +54,9 @@ class CitationGraph:
         self._users: dict[str, set[str]] = {}
         """Bibliography URI → manuscripts using it (a manuscript's own front-matter
         ``references:`` count as a bibliography with the manuscript's URI)."""
-        self._keys: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
-        self._aliases: dict[int, tuple[Bibliography, dict[str, list[Reference]]]] = {}
+        self._keys: dict[int, tuple[Bibliography, dict[str, list[Reference]],
+                                    dict[str, list[Reference]]]] = {}
+        """Per bibliography object: key → references, ids alias → references."""
         self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
         self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
         self._resolved: dict[str, tuple[Manuscript, int, list[tuple[Citation, Resolved]]]] = {}
@@ -89,10 +90,8 @@ class CitationGraph:
         self._by_key.pop(uri, None)
         self._bibs.pop(uri, None)
         self._resolved.pop(uri, None)
-        for stale in [k for k, (b, _) in self._keys.items() if b.uri == uri]:
+        for stale in [k for k, (b, _, _) in self._keys.items() if b.uri == uri]:
             del self._keys[stale]
-        for stale in [k for k, (b, _) in self._aliases.items() if b.uri == uri]:
-            del self._aliases[stale]
         if uri in self._users and not self._users[uri]:
             del self._users[uri]
             self._relink_fallback()
@@ -241,16 +240,28 @@ class CitationGraph:
 
     def key_index(self, bibliography: Bibliography) -> dict[str, list[Reference]]:
         """Key → references of one bibliography, rebuilt only when the bibliography is new."""
+        return self._indexes(bibliography)[0]
+
+    def alias_index(self, bibliography: Bibliography) -> dict[str, list[Reference]]:
+        """Alias → references whose biblatex ``ids`` field lists it (as ``key_index``)."""
+        return self._indexes(bibliography)[1]
+
+    def _indexes(self, bibliography: Bibliography) -> tuple[dict[str, list[Reference]],
+                                                            dict[str, list[Reference]]]:
         cached = self._keys.get(id(bibliography))
         if cached is not None and cached[0] is bibliography:
-            return cached[1]
-        for stale in [k for k, (b, _) in self._keys.items() if b.uri == bibliography.uri]:
+            return cached[1], cached[2]
+        for stale in [k for k, (b, _, _) in self._keys.items() if b.uri == bibliography.uri]:
             del self._keys[stale]
-        index: dict[str, list[Reference]] = {}
+        keys: dict[str, list[Reference]] = {}
+        aliases: dict[str, list[Reference]] = {}
         for r in bibliography.references:
-            index.setdefault(r.key, []).append(r)
-        self._keys[id(bibliography)] = (bibliography, index)
-        return index
+            keys.setdefault(r.key, []).append(r)
+            if (ids := r.fields.get("ids")) is not None:
+                for alias in aliases_in(ids.value):
+                    aliases.setdefault(alias, []).append(r)
+        self._keys[id(bibliography)] = (bibliography, keys, aliases)
+        return keys, aliases
 
     def keys(self, manuscript: Manuscript) -> dict[str, Reference]:
         """Key → first reference, for completion."""
@@ -261,22 +272,6 @@ class CitationGraph:
         return keys
 
     # -- citations → references ------------------------------------------------------------
-
-    def alias_index(self, bibliography: Bibliography) -> dict[str, list[Reference]]:
-        """Alias → references whose biblatex ``ids`` field lists it, rebuilt only when the
-        bibliography is new."""
-        cached = self._aliases.get(id(bibliography))
-        if cached is not None and cached[0] is bibliography:
-            return cached[1]
-        for stale in [k for k, (b, _) in self._aliases.items() if b.uri == bibliography.uri]:
-            del self._aliases[stale]
-        index: dict[str, list[Reference]] = {}
-        for r in bibliography.references:
-            if (ids := r.fields.get("ids")) is not None:
-                for alias in aliases_in(ids.value):
-                    index.setdefault(alias, []).append(r)
-        self._aliases[id(bibliography)] = (bibliography, index)
-        return index
 
     def alias_of(self, manuscript: Manuscript, key: str) -> Reference | None:
         """The entry whose ``ids`` field lists ``key`` among the manuscript's bibliographies."""
