@@ -541,3 +541,14 @@ def test_reparse_keeps_the_macros_of_untouched_chunks_after_the_edit():
     text = '@article{k, title = {T}}\n@string{jn = "J"}\n'
     bib = parse_bibtex(uri, text)
     assert parse_bibtex(uri, text[1:], previous=bib).macros == {"jn": "J"}
+
+
+def test_a_biblatex_set_is_no_work_and_lists_its_members_across_edits():
+    text = "@set{s, entryset = { a,b ,}}\n@article{a, title = {A}}\n@article{b, title = {B}}\n"
+    bib = parse_bibtex("file:///s.bib", text)
+    assert [r.key for r in bib.references] == ["a", "b"] and not bib.problems
+    assert bib.sets == {"s": ("a", "b")}
+    edited = parse_bibtex("file:///s.bib", text.replace("{B}", "{Bee}"), previous=bib)
+    assert edited.sets == {"s": ("a", "b")}  # kept from the untouched chunk
+    changed = parse_bibtex("file:///s.bib", edited.text.replace(" a,b ,", "b"), previous=edited)
+    assert changed.sets == {"s": ("b",)}

@@ -3,7 +3,7 @@
 
 import pytest
 
-from citelsp.documents.latex import parse_latex, visible_source
+from citelsp.documents.latex import entry_sets, parse_latex, visible_source
 from citelsp.spans import Span
 
 URI = "file:///paper.tex"
@@ -185,3 +185,9 @@ def test_an_iffalse_passage_is_commented_out(text, keys):
     citations, so neither does citelsp."""
     citations, _ = parse_latex("file:///p.tex", text)
     assert [c.key for c in citations] == keys
+
+
+def test_dynamic_entry_sets_are_read_outside_comments():
+    text = ("\\defbibentryset{pair}{a, b}\n% \\defbibentryset{old}{c}\n"
+            "\\defbibentryset {trio} {c,d,e}\n")
+    assert entry_sets(text) == {"pair": ("a", "b"), "trio": ("c", "d", "e")}

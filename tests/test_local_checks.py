@@ -30,12 +30,13 @@ See [@a; @b] and [@missing] and <!--ref:c--><!--anchor:page:4-->.
 """
 
 
-def ws_with(tmp_path: Path, bib: str = BIB, paper: str = PAPER) -> tuple[Workspace, str, str]:
+def ws_with(tmp_path: Path, bib: str = BIB, paper: str = PAPER, name: str = "paper.md"
+            ) -> tuple[Workspace, str, str]:
     (tmp_path / "refs.bib").write_text(bib, encoding="utf-8")
-    (tmp_path / "paper.md").write_text(paper, encoding="utf-8")
+    (tmp_path / name).write_text(paper, encoding="utf-8")
     ws = Workspace(Settings(), [tmp_path])
     bib_uri = (tmp_path / "refs.bib").resolve().as_uri()
-    paper_uri = (tmp_path / "paper.md").resolve().as_uri()
+    paper_uri = (tmp_path / name).resolve().as_uri()
     ws.open(bib_uri, bib)
     ws.open(paper_uri, paper)
     return ws, bib_uri, paper_uri
@@ -258,12 +259,7 @@ def test_a_latex_citation_of_an_ids_alias_names_its_entry_as_biber_reads_it(tmp_
     """Zotero and JabRef keep a renamed entry's old key in biblatex's ``ids``; biber resolves
     ``\\cite{old}`` to the entry, so it is neither dangling nor leaves the entry an orphan."""
     paper = "As shown \\cite{ben2024blending}.\n\\addbibresource{refs.bib}\n"
-    (tmp_path / "paper.tex").write_text(paper, encoding="utf-8")
-    (tmp_path / "refs.bib").write_text(ALIASED, encoding="utf-8")
-    ws = Workspace(Settings(), [tmp_path])
-    bib_uri, tex_uri = ((tmp_path / n).resolve().as_uri() for n in ("refs.bib", "paper.tex"))
-    ws.open(bib_uri, ALIASED)
-    ws.open(tex_uri, paper)
+    ws, bib_uri, tex_uri = ws_with(tmp_path, ALIASED, paper, "paper.tex")
     assert [p.code for p in ws.local_problems(tex_uri)] == []
     assert [p.code for p in ws.local_problems(bib_uri)] == []
     (ref,) = ws.corpus.get(bib_uri).references
@@ -282,3 +278,29 @@ def test_a_pandoc_citation_of_an_ids_alias_is_dangling_and_says_whose_alias_it_i
     (where,) = dangling.related
     assert ALIASED[where.span.start:where.span.end] == "ben2024blending, bg24"
     assert similar_keys(ws, ws.corpus.get(paper_uri), "bg24")[0] == "benguirat2024"
+
+
+SETS = r"""@set{stdmodel, entryset = {glashow, weinberg}}
+@article{glashow, author = {Glashow, Sheldon}, title = {Partial Symmetries of Weak
+  Interactions}, journaltitle = {Nucl. Phys.}, volume = {22}, date = {1961}}
+@article{weinberg, author = {Weinberg, Steven}, title = {A Model of Leptons},
+  journaltitle = {Phys. Rev. Lett.}, volume = {19}, date = {1967}}
+@book{unused, title = {Unused}}
+"""
+
+
+def test_citing_a_biblatex_set_cites_its_members(tmp_path):
+    """A @set (or a \\defbibentryset in the document) is no work: its members are what is
+    printed, so they are checked and cited, and the set is neither looked up nor dangling."""
+    paper = ("\\defbibentryset{pair}{weinberg,glashow}\n"
+             "See \\cite{stdmodel} and \\cite{pair}.\n\\addbibresource{refs.bib}\n")
+    ws, bib_uri, tex_uri = ws_with(tmp_path, SETS, paper, "paper.tex")
+    bib = ws.corpus.get(bib_uri)
+    assert [r.key for r in bib.references] == ["glashow", "weinberg", "unused"]
+    assert bib.sets == {"stdmodel": ("glashow", "weinberg")}
+    assert [p.code for p in ws.local_problems(tex_uri)] == []
+    assert [p.key for p in ws.local_problems(bib_uri)] == ["unused"]  # its orphan hint
+    cited = {r.key: [paper[c.span.start:c.span.end] for c in ws.graph.citations_of(r)]
+             for r in bib.references}
+    assert cited == {"glashow": ["stdmodel", "pair"], "weinberg": ["stdmodel", "pair"],
+                     "unused": []}

@@ -124,6 +124,8 @@ class _Chunk:
     undefined: frozenset[str] = frozenset()
     crossrefs: bool = False
     """Whether an entry of the chunk names a ``crossref`` parent."""
+    sets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Its biblatex ``@set`` entries: (key, member keys)."""
 
 
 @dataclass(eq=False)
@@ -175,6 +177,9 @@ def parse_bibtex(
         undefined: set[str] = set()
         for chunk in chunks:
             references += chunk.references
+            if chunk.sets:
+                for key, members in chunk.sets:
+                    bib.sets.setdefault(key, members)
             if chunk.notes or chunk.macro_notes:
                 bib.problems += _problems(chunk)
             if chunk.external:
@@ -413,6 +418,8 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
     macro expansions changed."""
     built = chunk.built
     changed = False
+    known_sets = bool(chunk.sets)  # a set's members name no macros: read once
+    sets: list[tuple[str, tuple[str, ...]]] = []
     string_notes: list[Note] = []
     external: set[str] = set()
     undefined: set[str] = set()
@@ -431,6 +438,10 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
         elif kind == "string":
             expands = True
             string_notes += _define(block, macros, external, undefined)
+        elif kind == "data" and block.entry_type == "set" and not known_sets:
+            sets.append((block.key, _members(block)))
+    if sets:
+        chunk.sets = tuple(sets)
     if changed:
         chunk.references = tuple(b.reference for b in built if b is not None)
         chunk.crossrefs = any("crossref" in r.fields for r in chunk.references)
@@ -463,6 +474,14 @@ def _link_crossrefs(chunks: list[_Chunk], references: list[Reference]) -> list[R
                        else b._replace(reference=changed[b.reference]) for b in chunk.built]
         chunk.references = tuple(b.reference for b in chunk.built if b is not None)
     return [changed.get(r, r) for r in references]
+
+
+def _members(block: RawBlock) -> tuple[str, ...]:
+    """The keys a ``@set`` block's ``entryset`` lists."""
+    for name, f in zip(block.names, block.fields, strict=True):
+        if name == "entryset" and isinstance(f, Field):
+            return tuple(k for k in (part.strip() for part in f.value.split(",")) if k)
+    return ()
 
 
 def _define_strings(chunk: _Chunk, macros: _Macros) -> None:

@@ -76,7 +76,7 @@ WORK_TYPES = frozenset({
     "manual", "mastersthesis", "misc", "phdthesis", "proceedings", "techreport", "unpublished",
     "online", "electronic", "www", "report", "thesis", "collection", "mvbook", "mvcollection",
     "mvproceedings", "mvreference", "reference", "inreference", "periodical", "suppbook",
-    "suppcollection", "suppperiodical", "patent", "dataset", "software", "bookinbook", "set",
+    "suppcollection", "suppperiodical", "patent", "dataset", "software", "bookinbook",
     "standard", "artwork", "audio", "image", "jurisdiction", "legal", "legislation", "letter",
     "movie", "music", "performance", "review", "video",
 })  # fmt: skip
@@ -506,6 +506,6 @@ def _quote_hint(s: str, value_span: tuple[int, int]) -> str:
 def _is_work(entry_type: str, names: tuple[str, ...]) -> bool:
     if entry_type in WORK_TYPES:
         return True
-    if is_glossary_type(entry_type):
+    if is_glossary_type(entry_type) or entry_type == "set":  # a set's members are the works
         return False
     return not names or not BIBLIOGRAPHIC_FIELDS.isdisjoint(names)

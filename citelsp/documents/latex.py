@@ -61,6 +61,7 @@ _MAGIC_ROOT = re.compile(r"^[ \t]*%[ \t]*![ \t]*TEX[ \t]+root[ \t]*=[ \t]*(\S(?:
 _INPUT = re.compile(r"\\(?:input|include|subfile)[ \t]*\{(?P<file>[^{}\r\n]+)\}"
                     r"|\\(?:sub)?import\*?[ \t]*\{(?P<folder>[^{}\r\n]*)\}[ \t]*"
                     r"\{(?P<name>[^{}\r\n]+)\}")
+_DEFSET = re.compile(r"\\defbibentryset[ \t]*\{([^{}]+)\}[ \t]*\{([^{}]*)\}")
 _SUBFILES = re.compile(r"\\documentclass[ \t]*\[([^\]\r\n]+)\][ \t]*\{subfiles\}")
 
 
@@ -88,6 +89,14 @@ def document_root(text: str) -> str | None:
         return None
     root = found.group(1).strip()
     return root if PurePosixPath(root.replace("\\", "/")).suffix else root + ".tex"
+
+
+def entry_sets(text: str) -> dict[str, tuple[str, ...]]:
+    """biblatex's dynamic sets, ``\\defbibentryset{name}{key1,key2}``: name → member keys
+    (citing the name cites the members)."""
+    return {m.group(1).strip(): tuple(k for k in (p.strip() for p in m.group(2).split(","))
+                                      if k)
+            for m in _DEFSET.finditer(visible_source(text))}
 
 
 def latex_inputs(text: str) -> list[str]:

@@ -56,6 +56,8 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
     if language == "latex":
         manuscript.citations, manuscript.bibliography_paths = latex.parse_latex(uri, text)
         manuscript.root = latex.document_root(text)
+        if "defbibentryset" in text:
+            manuscript.sets = latex.entry_sets(text)
         return manuscript
     hidden: list[Span] = []
     start = 0

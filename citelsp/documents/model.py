@@ -306,6 +306,9 @@ class Bibliography:
     source_format: SourceFormat
     references: list[Reference] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """biblatex ``@set`` entries: key → the member keys its ``entryset`` lists. A set is not
+    a work (it is not in ``references``); citing it cites its members."""
     other_types: tuple[str, ...] = ()
     """When no entry is a work: the types of what the file holds instead (``string`` for
     BibTeX macros, ``entry`` and ``symbol`` for a bib2gls glossary…), so a file of macros or
@@ -324,6 +327,8 @@ class Manuscript:
     """Paths as written in front matter, ``\\bibliography`` or ``\\addbibresource``."""
     inline: Bibliography | None = None
     """CSL-YAML ``references:`` in the front matter."""
+    sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """biblatex dynamic sets it defines (``\\defbibentryset``): name → member keys."""
     root: str | None = None
     """The main file of a LaTeX document this one is part of, as written
     (``% !TEX root = ../main.tex``, ``\\documentclass[../main.tex]{subfiles}``)."""

@@ -290,6 +290,11 @@ class CitationGraph:
             return Resolved(citation.key, refs)
         if citation.syntax == "latex" and (primary := self.alias_of(manuscript, citation.key)):
             return Resolved(primary.key, self._lookup(bibs, primary.key))
+        members = manuscript.sets.get(citation.key) or next(
+            (b.sets[citation.key] for b in bibs if citation.key in b.sets), None)
+        if members is not None:  # a biblatex set (@set or \defbibentryset): its members
+            return Resolved(citation.key, tuple(r for k in members
+                                                for r in self._lookup(bibs, k)))
         mapped = self.slug_map().get(citation.key) if citation.syntax == "marker" else None
         if mapped:
             return Resolved(mapped, self._lookup(bibs, mapped))
@@ -326,6 +331,7 @@ class CitationGraph:
             if c.wildcard:
                 return None
             keys.add(resolved.key)
+            keys.update(r.key for r in resolved.references)  # a set's members too
         path = uri_to_path(manuscript.uri)
         if language_for_path(path.name) == "latex":  # and what the files it inputs cite
             below = self._projects.cited_below(path)
@@ -345,6 +351,9 @@ class CitationGraph:
             if (ids := ref.fields.get("ids")) is not None:  # \cite{alias} (biblatex)
                 candidates += [c for a in aliases_in(ids.value) for c in by_key.get(a, [])
                                if c.syntax == "latex"]
+            for sets in [m.sets] + [b.sets for b in self.bibliographies(m)]:
+                candidates += [c for set_key, members in sets.items() if ref.key in members
+                               for c in by_key.get(set_key, [])]  # \cite{set} it is in
             found += [c for c in candidates
                       if any(r is ref for r in self.references_of(m, c).references)]
         found.sort(key=lambda c: (c.uri, c.span.start))
