@@ -1,6 +1,7 @@
 """How citelsp's verification engine grades the HALLMARK dev split against a simulated index.
 
-Run: ``python bench/hallmark_eval.py [--limit N] [--json out.json] [--concurrency C] [--pools]``.
+Run: ``python bench/hallmark_eval.py [--limit N] [--json out.json] [--concurrency C] [--pools]
+[--bibitems STYLE]``.
 
 The "real world" is every VALID row of ``fixtures/hallmark/dev_public.jsonl`` plus the two real
 reference pools (``raw_valid_entries_dblp.jsonl``, ``journal_articles.jsonl``), one record per
@@ -11,6 +12,10 @@ file is parsed once with citelsp's parser, and the engine verifies every referen
 ``--pools`` also grades every entry of the two real pools as a citation (all VALID): over a
 thousand more correct references, drawn apart from the dev split, that must stay free of P0
 and P1 — the check that the rules were not fitted to the dev rows.
+
+``--bibitems STYLE`` grades the same rows as a paper's own ``thebibliography`` would carry
+them: BibTeX (``bibtex``, from TeX Live) prints them in ``STYLE`` and citelsp reads the
+``\\bibitem`` text back, with no fields. Real rows must stay free of P0 and P1 here too.
 
 The simulated world is closed: a DOI or arXiv id of a real work that is not in these files does
 not exist here (Handle 100), so an identifier a hallucinated row borrowed from an unrelated real
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +45,7 @@ import bibtexparser  # noqa: E402
 
 from bench.simindex import SimIndex, SimIndexServer, real_works  # noqa: E402
 from citelsp.config import Settings  # noqa: E402
+from citelsp.documents.bibitems import parse_bibitems  # noqa: E402
 from citelsp.documents.bibtex import parse_bibtex  # noqa: E402
 from citelsp.documents.model import Reference  # noqa: E402
 from citelsp.resolution.engine import Engine  # noqa: E402
@@ -170,11 +177,40 @@ def row_result(row: Row, judged: tuple[Reference, Judgement] | None,
     return result
 
 
-async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16
-                   ) -> tuple[list[RowResult], float, Counter]:
-    """Grade ``rows`` against ``index``; returns the results, seconds spent and requests."""
-    bib = parse_bibtex("file:///hallmark_dev.bib", render_bibtex(rows))
-    refs = {ref.key: ref for ref in bib.references}
+def bbl_references(rows: Sequence[Row], style: str) -> list[Reference]:
+    """The rows as BibTeX's ``style`` prints them in a ``thebibliography``, read back as a
+    LaTeX document's own bibliography (``documents/bibitems.py``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        # BibTeX loses every entry after one whose braces do not balance: leave those out
+        printable = [r for r in rows if _balanced(render_bibtex([r]))]
+        (folder / "refs.bib").write_text(render_bibtex(printable), encoding="utf-8")
+        (folder / "p.aux").write_text(f"\\citation{{*}}\n\\bibstyle{{{style}}}\n"
+                                      "\\bibdata{refs}\n", encoding="utf-8")
+        subprocess.run(["bibtex", "p"], cwd=folder, capture_output=True, check=False)
+        text = (folder / "p.bbl").read_text(encoding="utf-8", errors="replace")
+    bib = parse_bibitems("file:///hallmark_dev.tex", text)
+    return bib.references if bib is not None else []
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16,
+                   style: str | None = None) -> tuple[list[RowResult], float, Counter]:
+    """Grade ``rows`` against ``index`` (as BibTeX entries, or as ``style``'s bibitems);
+    returns the results, seconds spent and requests."""
+    if style is None:
+        found = parse_bibtex("file:///hallmark_dev.bib", render_bibtex(rows)).references
+    else:
+        found = bbl_references(rows, style)
+    refs = {ref.key: ref for ref in found}
     with SimIndexServer(index) as server, tempfile.TemporaryDirectory() as cache:
         settings = Settings.from_options({}, server.environ(cache)).with_changes(use_cache=False)
         engine = Engine(settings)
@@ -332,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--pools", action="store_true",
                         help="also grade every real pool entry (VALID) as a citation")
+    parser.add_argument("--bibitems", metavar="STYLE", default=None,
+                        help="grade the rows as BibTeX's STYLE prints them in a "
+                             "thebibliography (plain, IEEEtran, ...): what is read from "
+                             "\\bibitem text")
     parser.add_argument("--cited-venues", action="store_true",
                         help="index venues as the entries cite them (default: as the "
                              "indexes spell them, e.g. 'Advances in Neural Information "
@@ -342,7 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = rows[: args.limit] if args.limit else rows
     if args.pools:
         chosen = [*chosen, *pool_rows()]
-    results, seconds, requests = asyncio.run(evaluate(chosen, index, args.concurrency))
+    results, seconds, requests = asyncio.run(evaluate(chosen, index, args.concurrency,
+                                                      args.bibitems))
     summary = summarize(results)
     print(f"Simulated index: {len(index.works)} works, {len(index.by_doi)} DOIs, "
           f"{len(index.by_arxiv)} arXiv ids; venues "

@@ -15,6 +15,7 @@ from typing import Literal
 import yaml
 
 from citelsp.documents import latex, markers, myst, pandoc
+from citelsp.documents.bibitems import parse_bibitems
 from citelsp.documents.model import Citation, Manuscript, Problem, Severity
 from citelsp.spans import Span
 
@@ -58,6 +59,8 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
         manuscript.root = latex.document_root(text)
         if "defbibentryset" in text:
             manuscript.sets = latex.entry_sets(text)
+        if "thebibliography" in text:
+            manuscript.inline = parse_bibitems(uri, text)
         return manuscript
     hidden: list[Span] = []
     start = 0

@@ -20,7 +20,7 @@ __all__ = [
     "Problem", "Reference", "Severity", "SpanBase", "Work",
 ]
 
-SourceFormat = Literal["bibtex", "csl-json", "csl-yaml"]
+SourceFormat = Literal["bibtex", "csl-json", "csl-yaml", "bibitem"]
 CitationSyntax = Literal["marker", "pandoc", "latex", "myst"]
 
 

@@ -133,6 +133,9 @@ class Work:
     URL, an arXiv eprint, a bioRxiv or SSRN DOI)."""
     names_proceedings: bool = False
     """A field names proceedings (``howpublished = {Proc. of ...}``)."""
+    formatted: bool = False
+    """Read from formatted text (a ``\\bibitem``), not from fields: what is missing may be
+    there, unread."""
 
 
 def graded_as_paper(entry_type: str, work: Work) -> bool:
@@ -246,9 +249,11 @@ def work_of(ref: Entry) -> Work:
     if ref.inherited:  # what a crossref parent gives (venue, year); never identifiers
         values = {**{name: f.value for name, f in ref.inherited.items()}, **values}
     preprint, proceedings = _claims(values)
-    work = _bibtex_work(values) if ref.source_format == "bibtex" else _csl_work(ref.csl or {})
-    if preprint or proceedings:
-        work = replace(work, names_preprint=preprint, names_proceedings=proceedings)
+    work = (_bibtex_work(values) if ref.source_format in ("bibtex", "bibitem")
+            else _csl_work(ref.csl or {}))
+    if preprint or proceedings or ref.source_format == "bibitem":
+        work = replace(work, names_preprint=preprint, names_proceedings=proceedings,
+                       formatted=ref.source_format == "bibitem")
     return work
 
 

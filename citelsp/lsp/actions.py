@@ -111,7 +111,7 @@ def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
 def edit_actions(ref: Reference, result: ReferenceResult, text: str
                  ) -> list[tuple[str, list[Edit]]]:
     """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
-    if ref.source_format == "csl-yaml":
+    if ref.source_format in ("csl-yaml", "bibitem"):  # formatted text is fixed by hand
         return []
     judgement = result.judgement
     found: list[tuple[str, list[Edit]]] = []

@@ -361,7 +361,9 @@ def _no_match_reasons(
         found.add("NO_AUTOMATED_SOURCE", None, "a manual entry is not looked up")
         return
     if not work.title and not ids.any:
-        found.add("INSUFFICIENT_METADATA")
+        found.add("INSUFFICIENT_METADATA", None, "citelsp could not tell the title apart in "
+                  "this \\bibitem's text; add its DOI, or check it by hand"
+                  if work.formatted else "")
         return
     for c in conflicts:
         found.conflict(c)

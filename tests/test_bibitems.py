@@ -1,0 +1,186 @@
+"""A LaTeX document's own ``thebibliography`` (``documents/bibitems.py``): what is read from
+BibTeX's real output in eight styles and from hand-typed items, what is left unread rather
+than guessed, and the whole check over it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from citelsp.documents.bibitems import parse_bibitems
+from citelsp.documents.parse import parse_document
+from citelsp.resolution.identifiers import reference_ids
+from tests.lsp_session import lsp_session, open_file, wait_until
+from tests.test_cli import run_cli, write
+from tests.test_lsp_verify import (  # noqa: F401  (fixtures)
+    FAKE_DOI,
+    api,
+    env,
+    hover_at,
+    position_of,
+    verified,
+)
+
+BBL = Path(__file__).resolve().parent.parent / "fixtures" / "bibitems"
+WOLF = ("Ancient dog introgression into the Iberian wolf genome may have facilitated "
+        "adaptation to human-dominated landscapes")
+PAPERQA = "PaperQA: Retrieval-augmented generative agent for scientific research"
+
+
+def read(text: str) -> dict[str, tuple]:
+    """key → (entry type, title, year, DOI) as the check sees them."""
+    bib = parse_bibitems("file:///w/paper.tex", text)
+    assert bib is not None
+    return {r.key: (r.entry_type, r.work.title, r.work.year, r.value("doi"))
+            for r in bib.references}
+
+
+def folded(title: str | None) -> str | None:
+    return None if title is None else title.casefold()
+
+
+# BibTeX styles → what is read of each entry: (type, title or None, year, DOI or None).
+WOLF_DOI, SOLO_DOI = "10.1101/gr.279093.124", "10.9999/imaginary.2021.0001234567890123456789"
+NEWBLOCK = {  # plain, abbrv, apalike: authors \newblock title \newblock venue (no DOIs)
+    "wolf": ("article", WOLF, 2025, None),
+    "vaswani": ("inproceedings", "Attention is all you need", 2017, None),
+    "paperqa": ("misc", PAPERQA, 2023, None),
+    "knuth": ("misc", "The TeXbook", 1984, None),
+    "solo": ("article", "A single author paper on BERT and GPT", 2021, None),
+}
+WITH_DOIS = {**NEWBLOCK, "wolf": NEWBLOCK["wolf"][:3] + (WOLF_DOI,),
+             "solo": NEWBLOCK["solo"][:3] + (SOLO_DOI,)}
+UNTOLD = {  # "Authors: Title. Venue" and "A. Author, Title, Venue": where the title ends is
+    # a guess, so no title is read, only identifiers and the year
+    key: ("misc", None, year, doi) for key, (_, _, year, doi) in WITH_DOIS.items()}
+STYLES = {
+    "plain": NEWBLOCK, "abbrv": NEWBLOCK, "apalike": NEWBLOCK, "plainnat": WITH_DOIS,
+    "IEEEtran": {**NEWBLOCK, "knuth": ("misc", None, 1984, None)},  # italic title: not told
+    "ACM-Reference-Format": {**WITH_DOIS, "vaswani": ("inproceedings",
+                                                      "Attention is All you Need", 2017, None)},
+    "splncs04": UNTOLD, "elsarticle-num": UNTOLD,
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_what_is_read_from_bibtex_output_in_each_style(style):
+    found = read((BBL / f"{style}.bbl").read_text(encoding="utf-8"))
+    expected = STYLES[style]
+    assert {k: (t, folded(title), y, d) for k, (t, title, y, d) in found.items()} == {
+        k: (t, folded(title), y, d) for k, (t, title, y, d) in expected.items()}
+
+
+def test_arxiv_ids_in_the_text_are_identifiers():
+    bib = parse_bibitems("file:///w/p.tex", (BBL / "elsarticle-num.bbl").read_text())
+    ids = {r.key: reference_ids(r) for r in bib.references}
+    assert ids["paperqa"].arxiv.value == "2312.07559" and ids["wolf"].arxiv is None
+
+
+HAND_TYPED = r"""\begin{thebibliography}{99}
+\bibitem{vaswani}
+Vaswani, A., Shazeer, N., Parmar, N., Uszkoreit, J., Jones, L., Gomez, A. N., Kaiser, \L{}.,
+\& Polosukhin, I. (2017). Attention is all you need. \textit{Advances in Neural Information
+Processing Systems}, 30.
+
+\bibitem{devlin}
+J. Devlin, M.-W. Chang, K. Lee, and K. Toutanova, "BERT: Pre-training of deep bidirectional
+transformers for language understanding," in \textit{Proc. NAACL-HLT}, 2019, pp. 4171--4186.
+doi:10.18653/v1/N19-1423.
+
+\bibitem{godel}
+K. G\"odel, "\"Uber formal unentscheidbare S\"atze der Principia Mathematica und verwandter
+Systeme I," \emph{Monatshefte f\"ur Mathematik und Physik}, vol. 38, pp. 173--198, 1931.
+
+\bibitem{brown}
+Brown, T. et al. Language models are few-shot learners. NeurIPS 2020.
+
+% \bibitem{commented} Not an item.
+\bibitem{twoyears}
+A. Author. \newblock Reprinted work. \newblock Journal, 1950. Reprint 1999.
+
+\bibitem{wrapped}
+A. Author. \newblock A long title. \newblock \url{https://doi.org/10.1000/abcdefghij%
+klm}
+
+\bibitem{anonymous}
+\newblock Attention is all you need but nobody wrote it.
+\newblock \emph{Some Venue}, 2020.
+\newblock Curran.
+\end{thebibliography}
+"""
+
+
+def test_hand_typed_items_in_apa_ieee_and_newblock_styles():
+    found = read(HAND_TYPED)
+    assert found["vaswani"] == ("article", "Attention is all you need", 2017, None)
+    assert found["devlin"] == (
+        "inproceedings", "BERT: Pre-training of deep bidirectional transformers for language "
+        "understanding", 2019, "10.18653/v1/N19-1423")  # the DOI without its final period
+    assert found["godel"] == ("article", "Über formal unentscheidbare Sätze der Principia "
+                              "Mathematica und verwandter Systeme I", 1931, None)
+
+
+def test_what_cannot_be_told_is_left_unread_not_guessed():
+    found = read(HAND_TYPED)
+    assert "commented" not in found
+    assert found["brown"][1] is None  # no quotes, no \newblock, no (Year). Title. \textit{…}
+    assert found["twoyears"][2] is None  # 1950 or 1999?
+    assert found["wrapped"][3] is None  # BibTeX broke the DOI's line with %
+    assert found["anonymous"][1] is None  # the first part is a title, not names
+
+
+def test_a_latex_manuscript_carries_its_bibitems_as_its_own_bibliography():
+    text = "See \\cite{vaswani}.\n" + HAND_TYPED
+    doc = parse_document("file:///w/paper.tex", text)
+    assert doc.inline is not None and doc.inline.source_format == "bibitem"
+    ref = doc.inline.references[0]
+    assert text[ref.key_span.start:ref.key_span.end] == "vaswani"
+    title = ref.fields["title"]
+    assert text[title.span.start:title.span.end] == "Attention is all you need"
+    assert parse_document("file:///w/other.tex", "\\cite{a}\n").inline is None
+
+
+PAPER = (
+    "\\documentclass{article}\\begin{document}\n"
+    "Wolves \\cite{lobo} and \\cite{made_up}.\n"
+    "\\begin{thebibliography}{9}\n"
+    "\\bibitem{lobo} D.~Lobo, H.~E. Morales, and C.~Van~Oosterhout.\n"
+    f"\\newblock {WOLF}.\n"
+    "\\newblock \\emph{Genome Research}, 35(3):432--445, 2025.\n"
+    "\\newblock doi:10.1101/gr.279093.124.\n"
+    "\\bibitem{made_up} J.~Smith.\n"
+    "\\newblock A study of things that never were.\n"
+    f"\\newblock \\emph{{PLOS ONE}}, 12:1--9, 2023. \\doi{{{FAKE_DOI}}}\n"
+    "\\end{thebibliography}\n\\end{document}\n")
+
+
+def test_the_check_reads_a_paper_with_its_own_bibliography(api, tmp_path):  # noqa: F811
+    """The wolf paper is found by its DOI, the invented DOI is refuted where it is written,
+    and no citation is dangling."""
+    text = PAPER
+    write(tmp_path, **{"paper.tex": text})
+    done = run_cli(api, "check", "paper.tex", cache_dir=tmp_path / "c", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "DANGLING_CITATION" not in done.stdout and "no bibliography" not in done.stderr
+    line = text[:text.index(FAKE_DOI)].count("\n") + 1
+    column = text.index(FAKE_DOI) - text.rfind("\n", 0, text.index(FAKE_DOI))
+    assert f"paper.tex:{line}:{column}: P0 DOI_REFUTED made_up:" in done.stdout, done.stdout
+    assert "lobo:" not in done.stdout  # verified and clean
+    assert "2 references: 1 verified, 1 refuted" in done.stdout
+
+
+async def test_the_editor_checks_the_bibitems_of_an_open_paper(tmp_path, env):  # noqa: F811
+    text = PAPER
+    (tmp_path / "paper.tex").write_text(text, encoding="utf-8")
+    async with lsp_session(tmp_path, env) as lsp:
+        tex = open_file(lsp, tmp_path / "paper.tex", "latex")
+        await wait_until(lsp, verified(tex, "made_up"))
+        shown = {(d.code, d.range.start.line, d.range.start.character)
+                 for d in lsp.diagnostics[tex]}
+        at = text.index(FAKE_DOI)
+        line, column = text[:at].count("\n"), at - text.rfind("\n", 0, at) - 1
+        assert ("DOI_REFUTED", line, column) in shown
+        assert not {c for c, _, _ in shown} & {"DANGLING_CITATION", "ORPHAN_REFERENCE"}
+        card = await hover_at(lsp, tex, position_of(tmp_path / "paper.tex", "{lobo}"))
+        assert "Ancient dog introgression" in card and "Crossref" in card
