@@ -4,6 +4,7 @@ than guessed, and the whole check over it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from citelsp.documents.bibitems import parse_bibitems
 from citelsp.documents.parse import parse_document
 from citelsp.resolution.identifiers import reference_ids
 from tests.lsp_session import lsp_session, open_file, wait_until
-from tests.test_cli import run_cli, write
+from tests.test_cli import citelsp, run_cli, write
 from tests.test_lsp_verify import (  # noqa: F401  (fixtures)
     FAKE_DOI,
     api,
@@ -184,3 +185,39 @@ async def test_the_editor_checks_the_bibitems_of_an_open_paper(tmp_path, env):  
         assert not {c for c, _, _ in shown} & {"DANGLING_CITATION", "ORPHAN_REFERENCE"}
         card = await hover_at(lsp, tex, position_of(tmp_path / "paper.tex", "{lobo}"))
         assert "Ancient dog introgression" in card and "Crossref" in card
+
+
+# --- arXiv sources: the .bbl without the .bib ---------------------------------------------------
+
+
+MAIN = ("\\documentclass{article}\n\\begin{document}\nWolves \\citep{wolf}, \\cite{missing}.\n"
+        "\\bibliographystyle{plainnat}\n\\bibliography{refs}\n\\end{document}\n")
+
+
+def test_an_arxiv_source_is_checked_against_its_bbl_when_the_bib_is_missing(tmp_path):
+    """arXiv sources ship main.tex and BibTeX's main.bbl, rarely refs.bib: LaTeX reads the
+    .bbl, so citelsp does, and every item it prints is checked (none is an orphan)."""
+    write(tmp_path, **{"main.tex": MAIN,
+                       "main.bbl": (BBL / "plainnat.bbl").read_text(encoding="utf-8")})
+    done = citelsp("check", "--offline", "--format", "json", "main.tex", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    codes = {(d["code"], d["path"]) for d in report["diagnostics"]}
+    assert ("DANGLING_CITATION", "main.tex") in codes  # 'missing': "[?]" in the PDF
+    assert not {c for c, _ in codes} & {"UNREADABLE_BIBLIOGRAPHY", "ORPHAN_REFERENCE"}
+    assert sorted(s["citation_key"] for s in report["summaries"]) == [
+        "knuth", "paperqa", "solo", "vaswani", "wolf"]
+    assert "no bibliography" not in done.stderr
+
+
+def test_a_bib_that_is_there_wins_over_the_bbl_and_an_input_bbl_is_a_bibliography(tmp_path):
+    write(tmp_path, **{
+        "a/main.tex": MAIN, "a/main.bbl": (BBL / "plain.bbl").read_text(encoding="utf-8"),
+        "a/refs.bib": "@article{wolf, title = {Wolves}, author = {Lobo, D.}, year = 2025}\n",
+        "b/paper.tex": "\\begin{document}\nWolves \\cite{wolf}.\n\\input{paper.bbl}\n",
+        "b/paper.bbl": (BBL / "IEEEtran.bbl").read_text(encoding="utf-8")})
+    done = citelsp("check", "--offline", "--format", "json", "a/main.tex", cwd=tmp_path)
+    assert [s["citation_key"] for s in json.loads(done.stdout)["summaries"]] == ["wolf"]
+    done = citelsp("check", "--offline", "--format", "json", "b/paper.tex", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert not [d for d in report["diagnostics"] if d["code"] == "DANGLING_CITATION"]
+    assert len(report["summaries"]) == 5

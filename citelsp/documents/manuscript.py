@@ -61,6 +61,9 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
             manuscript.sets = latex.entry_sets(text)
         if "thebibliography" in text:
             manuscript.inline = parse_bibitems(uri, text)
+        if ".bbl" in text:  # \input{paper.bbl}: BibTeX's output pasted in by name
+            manuscript.bibliography_paths += [
+                p for p in latex.latex_inputs(text) if p.lower().endswith(".bbl")]
         return manuscript
     hidden: list[Span] = []
     start = 0

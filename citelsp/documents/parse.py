@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from citelsp.documents.bibitems import parse_bibitems
 from citelsp.documents.bibtex import BibtexBibliography, parse_bibtex
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.encoding import without_surrogates
@@ -52,6 +53,8 @@ def _parse(uri: str, text: str, language: str | None, previous: Document | None,
         if macros is None and last is not None:
             macros = last.incoming
         return parse_bibtex(uri, text, previous=last, macros=macros)
+    if suffix == ".bbl":  # BibTeX's output: a thebibliography of \bibitems
+        return parse_bibitems(uri, text)
     if suffix == ".json" or language in ("json", "csl-json"):
         return parse_csl_json(uri, text)
     if suffix in CSL_YAML_SUFFIXES or language == "csl-yaml":

@@ -31,6 +31,16 @@ from citelsp.workspace.texmf import texmf_bibliography
 log = logging.getLogger(__name__)
 
 
+def _with_bbl(paths: list[Path], main: Path) -> list[Path]:
+    """``paths`` with the missing ones replaced by BibTeX's output for the main file
+    (``main.bbl``), when it is there: arXiv sources ship the ``.bbl`` without the ``.bib``,
+    and LaTeX reads the ``.bbl`` anyway."""
+    bbl = main.with_suffix(".bbl")
+    if main.suffix.lower() != ".tex" or not bbl.is_file():
+        return paths
+    return [p if p.exists() else bbl for p in paths]
+
+
 def aliases_in(ids: str) -> list[str]:
     """The keys a biblatex ``ids`` field lists (comma-separated)."""
     return [a for a in (part.strip() for part in ids.split(",")) if a]
@@ -147,6 +157,8 @@ class CitationGraph:
                 located = found  # where BibTeX and biber find it: TeX's own trees
                 self.in_tex_trees.add(path_to_uri(found))
             paths.append(located)
+        if latex and not all(p.exists() for p in paths):
+            paths = _with_bbl(paths, self._inherited.get(manuscript.uri) or path)
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)

@@ -123,12 +123,14 @@ class LocalChecks:
 
     def orphans(self, bib: Bibliography) -> list[Problem]:
         """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open,
-        for the references of a manuscript's own front matter, and while a user is a chapter
-        whose main file is not open (the other chapters' citations are not known)."""
+        for the references of a manuscript's own front matter or ``thebibliography`` and of a
+        ``.bbl``, and while a user is a chapter whose main file is not open (the other
+        chapters' citations are not known)."""
         open_users = self.graph.users(bib.uri)
-        if not open_users or isinstance(self.graph.corpus.get(bib.uri), Manuscript) or any(
+        if not open_users or bib.source_format == "bibitem" or isinstance(
+                self.graph.corpus.get(bib.uri), Manuscript) or any(
                 self.graph.partly_open(m) for m in open_users):
-            return []
+            return []  # a thebibliography or .bbl is printed whole: nothing in it is unused
         cited: set[str] = set()
         for m in open_users:
             keys = self.graph.cited_keys(m)

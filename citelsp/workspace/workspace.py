@@ -351,6 +351,9 @@ class Workspace:
                 ordered += refs
             if doc.inline is not None:
                 ordered += doc.inline.references
+            for bib in self.graph.bibliographies(doc):  # a .bbl is printed whole
+                if bib.source_format == "bibitem" and bib.uri != doc.uri:
+                    ordered += bib.references
         for doc in docs:
             if isinstance(doc, Bibliography):
                 refs = list(doc.references)
