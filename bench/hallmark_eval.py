@@ -15,7 +15,8 @@ and P1 — the check that the rules were not fitted to the dev rows.
 
 ``--bibitems STYLE`` grades the same rows as a paper's own ``thebibliography`` would carry
 them: BibTeX (``bibtex``, from TeX Live) prints them in ``STYLE`` and citelsp reads the
-``\\bibitem`` text back, with no fields. Real rows must stay free of P0 and P1 here too.
+``\\bibitem`` text back, with no fields; ``--bibitems biblatex`` reads biber's ``.bbl``
+instead. Real rows must stay free of P0 and P1 here too.
 
 The simulated world is closed: a DOI or arXiv id of a real work that is not in these files does
 not exist here (Handle 100), so an identifier a hallucinated row borrowed from an unrelated real
@@ -45,6 +46,7 @@ import bibtexparser  # noqa: E402
 
 from bench.simindex import SimIndex, SimIndexServer, real_works  # noqa: E402
 from citelsp.config import Settings  # noqa: E402
+from citelsp.documents.biber_bbl import is_biber_bbl, parse_biber_bbl  # noqa: E402
 from citelsp.documents.bibitems import parse_bibitems  # noqa: E402
 from citelsp.documents.bibtex import parse_bibtex  # noqa: E402
 from citelsp.documents.model import Reference  # noqa: E402
@@ -185,11 +187,21 @@ def bbl_references(rows: Sequence[Row], style: str) -> list[Reference]:
         # BibTeX loses every entry after one whose braces do not balance: leave those out
         printable = [r for r in rows if _balanced(render_bibtex([r]))]
         (folder / "refs.bib").write_text(render_bibtex(printable), encoding="utf-8")
-        (folder / "p.aux").write_text(f"\\citation{{*}}\n\\bibstyle{{{style}}}\n"
-                                      "\\bibdata{refs}\n", encoding="utf-8")
-        subprocess.run(["bibtex", "p"], cwd=folder, capture_output=True, check=False)
+        if style == "biblatex":  # biber's .bbl: LaTeX writes the control file it reads
+            (folder / "p.tex").write_text(
+                "\\documentclass{article}\\usepackage[backend=biber]{biblatex}"
+                "\\addbibresource{refs.bib}\\begin{document}\\nocite{*}\\end{document}\n",
+                encoding="utf-8")
+            subprocess.run(["pdflatex", "-interaction=batchmode", "p.tex"], cwd=folder,
+                           capture_output=True, check=False)
+            subprocess.run(["biber", "p"], cwd=folder, capture_output=True, check=False)
+        else:
+            (folder / "p.aux").write_text(f"\\citation{{*}}\n\\bibstyle{{{style}}}\n"
+                                          "\\bibdata{refs}\n", encoding="utf-8")
+            subprocess.run(["bibtex", "p"], cwd=folder, capture_output=True, check=False)
         text = (folder / "p.bbl").read_text(encoding="utf-8", errors="replace")
-    bib = parse_bibitems("file:///hallmark_dev.tex", text)
+    uri = "file:///hallmark_dev.bbl"
+    bib = parse_biber_bbl(uri, text) if is_biber_bbl(text) else parse_bibitems(uri, text)
     return bib.references if bib is not None else []
 
 
@@ -369,9 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pools", action="store_true",
                         help="also grade every real pool entry (VALID) as a citation")
     parser.add_argument("--bibitems", metavar="STYLE", default=None,
-                        help="grade the rows as BibTeX's STYLE prints them in a "
-                             "thebibliography (plain, IEEEtran, ...): what is read from "
-                             "\\bibitem text")
+                        help="grade the rows as read back from a .bbl: BibTeX's "
+                             "thebibliography in STYLE (plain, IEEEtran, ...), or biber's "
+                             "(STYLE biblatex)")
     parser.add_argument("--cited-venues", action="store_true",
                         help="index venues as the entries cite them (default: as the "
                              "indexes spell them, e.g. 'Advances in Neural Information "

@@ -221,3 +221,40 @@ def test_a_bib_that_is_there_wins_over_the_bbl_and_an_input_bbl_is_a_bibliograph
     report = json.loads(done.stdout)
     assert not [d for d in report["diagnostics"] if d["code"] == "DANGLING_CITATION"]
     assert len(report["summaries"]) == 5
+
+
+# --- biber's .bbl (biblatex) -------------------------------------------------------------------
+
+
+def test_biber_bbl_entries_read_as_their_bib_entries_authors_included():
+    text = (BBL / "biblatex.bbl").read_text(encoding="utf-8")
+    bib = parse_document("file:///w/main.bbl", text)
+    refs = {r.key: r for r in bib.references}
+    assert sorted(refs) == ["knuth", "paperqa", "solo", "vaswani", "wolf", "x"]
+    wolf = refs["wolf"].work
+    assert (wolf.title, wolf.year, wolf.venue, wolf.volume, wolf.issue, wolf.pages) == (
+        WOLF, 2025, "Genome Research", "35", "3", "432–445")
+    assert [(p.family, p.given) for p in wolf.authors] == [
+        ("Lobo", "Diana"), ("Morales", "Hernán E."), ("Van Oosterhout", "Cock")]
+    assert refs["wolf"].value("doi") == WOLF_DOI
+    assert reference_ids(refs["paperqa"]).arxiv.value == "2312.07559"
+    assert refs["vaswani"].work.publisher == "Curran Associates"
+    x = refs["x"].work  # {World Health Organization} and von Neumann, John and others
+    assert [(p.family, p.literal) for p in x.authors] == [
+        ("World Health Organization", True), ("von Neumann", False)]
+    assert x.has_et_al and x.title == "Main: Sub" and refs["x"].value("url") == (
+        "https://example.org/a_b")
+    doi = refs["wolf"].fields["doi"]
+    assert text[doi.span.start:doi.span.end] == WOLF_DOI  # findings land on the .bbl's text
+
+
+def test_a_biblatex_arxiv_source_is_checked_against_its_bbl(tmp_path):
+    write(tmp_path, **{
+        "main.tex": "\\documentclass{article}\\usepackage{biblatex}\n\\addbibresource{refs.bib}\n"
+                    "\\begin{document}\nWolves \\autocite{wolf}.\n\\end{document}\n",
+        "main.bbl": (BBL / "biblatex.bbl").read_text(encoding="utf-8")})
+    done = citelsp("check", "--offline", "--format", "json", "main.tex", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert not {d["code"] for d in report["diagnostics"]} & {
+        "UNREADABLE_BIBLIOGRAPHY", "DANGLING_CITATION", "ORPHAN_REFERENCE"}
+    assert len(report["summaries"]) == 6

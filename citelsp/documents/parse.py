@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from citelsp.documents.biber_bbl import is_biber_bbl, parse_biber_bbl
 from citelsp.documents.bibitems import parse_bibitems
 from citelsp.documents.bibtex import BibtexBibliography, parse_bibtex
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
@@ -53,8 +54,8 @@ def _parse(uri: str, text: str, language: str | None, previous: Document | None,
         if macros is None and last is not None:
             macros = last.incoming
         return parse_bibtex(uri, text, previous=last, macros=macros)
-    if suffix == ".bbl":  # BibTeX's output: a thebibliography of \bibitems
-        return parse_bibitems(uri, text)
+    if suffix == ".bbl":  # biber's entries, or BibTeX's thebibliography of \bibitems
+        return parse_biber_bbl(uri, text) if is_biber_bbl(text) else parse_bibitems(uri, text)
     if suffix == ".json" or language in ("json", "csl-json"):
         return parse_csl_json(uri, text)
     if suffix in CSL_YAML_SUFFIXES or language == "csl-yaml":
