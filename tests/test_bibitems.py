@@ -185,6 +185,7 @@ async def test_the_editor_checks_the_bibitems_of_an_open_paper(tmp_path, env):  
         assert not {c for c, _, _ in shown} & {"DANGLING_CITATION", "ORPHAN_REFERENCE"}
         card = await hover_at(lsp, tex, position_of(tmp_path / "paper.tex", "{lobo}"))
         assert "Ancient dog introgression" in card and "Crossref" in card
+        assert "read from its text" in card and "authors not read" in card  # not "no authors"
 
 
 # --- arXiv sources: the .bbl without the .bib ---------------------------------------------------

@@ -48,9 +48,9 @@ def parse_biber_bbl(uri: str, text: str) -> Bibliography:
         seen.add(key)
         fields = _fields(text, m.start("body"), m.end("body"))
         key_span = Span(m.start("key"), m.end("key"))
-        references.append(Reference(key, uri, "bibitem", m.group("type").lower(), key_span,
+        references.append(Reference(key, uri, "bbl", m.group("type").lower(), key_span,
                                     Span(m.start(), m.end()), fields))
-    return Bibliography(uri=uri, text=text, source_format="bibitem", references=references)
+    return Bibliography(uri=uri, text=text, source_format="bbl", references=references)
 
 
 def _fields(text: str, start: int, end: int) -> dict[str, Field]:

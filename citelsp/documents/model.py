@@ -20,7 +20,10 @@ __all__ = [
     "Problem", "Reference", "Severity", "SpanBase", "Work",
 ]
 
-SourceFormat = Literal["bibtex", "csl-json", "csl-yaml", "bibitem"]
+SourceFormat = Literal["bibtex", "csl-json", "csl-yaml", "bibitem", "bbl"]
+PRINTED = frozenset({"bibitem", "bbl"})
+"""Bibliographies as the document prints them (its ``thebibliography``, a ``.bbl``): every
+entry is in the output, and the text is generated or formatted, never edited by citelsp."""
 CitationSyntax = Literal["marker", "pandoc", "latex", "myst"]
 
 

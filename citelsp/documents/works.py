@@ -249,7 +249,7 @@ def work_of(ref: Entry) -> Work:
     if ref.inherited:  # what a crossref parent gives (venue, year); never identifiers
         values = {**{name: f.value for name, f in ref.inherited.items()}, **values}
     preprint, proceedings = _claims(values)
-    work = (_bibtex_work(values) if ref.source_format in ("bibtex", "bibitem")
+    work = (_bibtex_work(values) if ref.source_format in ("bibtex", "bibitem", "bbl")
             else _csl_work(ref.csl or {}))
     if preprint or proceedings or ref.source_format == "bibitem":
         work = replace(work, names_preprint=preprint, names_proceedings=proceedings,

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from citelsp import links
 from citelsp.documents.bibtex_blocks import is_unicode_space, space_name
-from citelsp.documents.model import Field, Problem, Reference
+from citelsp.documents.model import PRINTED, Field, Problem, Reference
 from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
 from citelsp.spans import Span
@@ -111,7 +111,7 @@ def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
 def edit_actions(ref: Reference, result: ReferenceResult, text: str
                  ) -> list[tuple[str, list[Edit]]]:
     """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
-    if ref.source_format in ("csl-yaml", "bibitem"):  # formatted text is fixed by hand
+    if ref.source_format == "csl-yaml" or ref.source_format in PRINTED:  # fixed by hand
         return []
     judgement = result.judgement
     found: list[tuple[str, list[Edit]]] = []

@@ -25,12 +25,14 @@ def format_reference(ref: Reference, m: Markup) -> str:
     names = ", ".join(m.text(p.display()) for p in work.authors[:8])
     if len(work.authors) > 8 or work.has_et_al:
         names += ", et al."
-    parts = [f"{m.bold(m.text(ref.key))} · {m.text(ref.entry_type)}", ""]
-    line = names or m.italic("no authors")
+    kind = "\\bibitem, read from its text" if work.formatted else ref.entry_type
+    parts = [f"{m.bold(m.text(ref.key))} · {m.text(kind)}", ""]
+    line = names or m.italic("authors not read" if work.formatted else "no authors")
     if work.year:
         line += f" ({work.year})"
     parts.append(line + ".")
-    parts.append(m.italic(m.text(work.title)) + "." if work.title else m.italic("no title"))
+    parts.append(m.italic(m.text(work.title)) + "." if work.title else m.italic(
+        "title not told apart" if work.formatted else "no title"))
     venue = ", ".join(m.text(v) for v in (work.venue, work.volume and f"vol. {work.volume}",
                                            work.issue and f"no. {work.issue}",
                                            work.pages and f"pp. {work.pages}") if v)

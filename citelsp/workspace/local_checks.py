@@ -18,7 +18,15 @@ from typing import NamedTuple
 
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.crossref import named_keys, parent_key
-from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference, Severity
+from citelsp.documents.model import (
+    PRINTED,
+    Bibliography,
+    Location,
+    Manuscript,
+    Problem,
+    Reference,
+    Severity,
+)
 from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
 from citelsp.documents.text import cheap_title_key, fold_name, normalize_title
@@ -127,7 +135,7 @@ class LocalChecks:
         ``.bbl``, and while a user is a chapter whose main file is not open (the other
         chapters' citations are not known)."""
         open_users = self.graph.users(bib.uri)
-        if not open_users or bib.source_format == "bibitem" or isinstance(
+        if not open_users or bib.source_format in PRINTED or isinstance(
                 self.graph.corpus.get(bib.uri), Manuscript) or any(
                 self.graph.partly_open(m) for m in open_users):
             return []  # a thebibliography or .bbl is printed whole: nothing in it is unused

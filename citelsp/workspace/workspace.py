@@ -19,6 +19,7 @@ from pathlib import Path
 from citelsp.config import Settings
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import (
+    PRINTED,
     Bibliography,
     Citation,
     Manuscript,
@@ -352,7 +353,7 @@ class Workspace:
             if doc.inline is not None:
                 ordered += doc.inline.references
             for bib in self.graph.bibliographies(doc):  # a .bbl is printed whole
-                if bib.source_format == "bibitem" and bib.uri != doc.uri:
+                if bib.source_format in PRINTED and bib.uri != doc.uri:
                     ordered += bib.references
         for doc in docs:
             if isinstance(doc, Bibliography):
