@@ -20,6 +20,8 @@ import yaml
 from lsprotocol import types
 
 from citelsp.config import Settings
+from citelsp.documents.biber_bbl import parse_biber_bbl
+from citelsp.documents.bibitems import parse_bibitems
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.csl import parse_csl_json, parse_csl_yaml
 from citelsp.documents.latex import parse_latex
@@ -33,6 +35,13 @@ from citelsp.workspace import Workspace
 from citelsp.workspace.local_checks import EntryIndex
 
 CONVERTER = converter_with_reused_diagnostics()
+
+
+def bibitems(n: int) -> str:
+    item = ("\\bibitem{{k{i}}} A.~Author and B.~Other.\n\\newblock A title {i}.\n"
+            "\\newblock In \\emph{{Proc.}}, pages 1--9, 2020. doi:10.1000/x{i}.\n")
+    return ("\\begin{thebibliography}{9}\n" + "".join(item.format(i=i) for i in range(n))
+            + "\\end{thebibliography}\n")
 
 
 def bib_entries(n: int) -> str:
@@ -158,6 +167,20 @@ CASES: list[tuple[str, Callable[[int], str], Callable[[str], object]]] = [
      lambda t: parse_latex("file:///p.tex", t)),
     ("latex: unclosed '\\iffalse' x 5n", lambda n: "\\iffalse \\cite{a} " * (5 * n),
      lambda t: parse_latex("file:///p.tex", t)),
+    ("bibitems", bibitems, lambda t: parse_bibitems("file:///p.tex", t)),
+    ("bibitems: '``' x 20n in one item",
+     lambda n: "\\begin{thebibliography}{9}\\bibitem{a} " + "`` x " * (20 * n),
+     lambda t: parse_bibitems("file:///p.tex", t)),
+    ("bibitems: '\\newblock' x 20n, '(2020). ' x 20n",
+     lambda n: "\\begin{thebibliography}{9}\\bibitem{a} A, B. "
+               + "\\newblock x, 2020 " * (20 * n) + "(2020). t. " * (20 * n),
+     lambda t: parse_bibitems("file:///p.tex", t)),
+    ("biber .bbl: unclosed '\\entry' x 5n",
+     lambda n: "\\refsection{0}" + "\\entry{k}{article}{} \\field{title}{T} " * (5 * n),
+     lambda t: parse_biber_bbl("file:///p.bbl", t)),
+    ("biber .bbl: unclosed '\\field{title}{' x 5n",
+     lambda n: "\\refsection{0}\\entry{k}{article}{}" + "\\field{title}{T " * (5 * n),
+     lambda t: parse_biber_bbl("file:///p.bbl", t)),
     ("duplicate detection", duplicates, detect_duplicates),
     ("publishing a library's diagnostics", duplicates, publish),
 ]  # fmt: skip

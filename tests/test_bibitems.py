@@ -259,3 +259,14 @@ def test_a_biblatex_arxiv_source_is_checked_against_its_bbl(tmp_path):
     assert not {d["code"] for d in report["diagnostics"]} & {
         "UNREADABLE_BIBLIOGRAPHY", "DANGLING_CITATION", "ORPHAN_REFERENCE"}
     assert len(report["summaries"]) == 6
+
+
+@pytest.mark.timeout(60)
+def test_hostile_bbl_and_bibitem_text_is_read_in_linear_time():
+    """Unclosed ``\\entry``s, unclosed fields, quotes that never close: each is read once
+    (quadratic reading of the first took 30 s for 10,000 entries)."""
+    entries = "\\refsection{0}" + "\\entry{k}{article}{} \\field{title}{T " * 40_000
+    bib = parse_document("file:///w/main.bbl", entries)
+    assert [r.key for r in bib.references] == ["k"]
+    items = "\\begin{thebibliography}{9}\\bibitem{a} " + "`` x \\newblock (2020). " * 40_000
+    assert len(parse_bibitems("file:///w/p.tex", items).references) == 1

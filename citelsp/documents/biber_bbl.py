@@ -16,8 +16,7 @@ import re
 from citelsp.documents.model import Bibliography, Field, Reference
 from citelsp.spans import Span
 
-_ENTRY = re.compile(r"\\entry\{(?P<key>[^{}]+)\}\{(?P<type>[^{}]*)\}\{[^{}]*\}(?P<body>.*?)"
-                    r"\\endentry", re.S)
+_MARK = re.compile(r"\\entry\{(?P<key>[^{}]+)\}\{(?P<type>[^{}]*)\}\{[^{}]*\}|\\endentry")
 _FIELD = re.compile(r"\\(?P<kind>field|list|name)\{(?P<name>[^{}]+)\}(?:\{[^{}]*\})*\{")
 """``\\field{name}{value}``, ``\\list{name}{count}{{item}…}``, ``\\name{name}{count}{options}{…}``:
 the value is the last group."""
@@ -41,24 +40,35 @@ def parse_biber_bbl(uri: str, text: str) -> Bibliography:
     """The entries of every ``\\refsection`` (the first of each key)."""
     references: list[Reference] = []
     seen: set[str] = set()
-    for m in _ENTRY.finditer(text):
-        key = m.group("key")
-        if key in seen:
-            continue
-        seen.add(key)
-        fields = _fields(text, m.start("body"), m.end("body"))
-        key_span = Span(m.start("key"), m.end("key"))
-        references.append(Reference(key, uri, "bbl", m.group("type").lower(), key_span,
-                                    Span(m.start(), m.end()), fields))
+    head: re.Match[str] | None = None
+    for m in _MARK.finditer(text):  # one pass: an \entry without \endentry ends at the next
+        if head is not None and head.group("key") not in seen:
+            seen.add(head.group("key"))
+            end = m.end() if m.group("key") is None else m.start()
+            references.append(_entry(uri, text, head, end))
+        head = m if m.group("key") is not None else None
+    if head is not None and head.group("key") not in seen:
+        references.append(_entry(uri, text, head, len(text)))
     return Bibliography(uri=uri, text=text, source_format="bbl", references=references)
+
+
+def _entry(uri: str, text: str, head: re.Match[str], end: int) -> Reference:
+    key = head.group("key")
+    return Reference(key, uri, "bbl", head.group("type").lower(),
+                     Span(head.start("key"), head.end("key")), Span(head.start(), end),
+                     _fields(text, head.end(), end))
 
 
 def _fields(text: str, start: int, end: int) -> dict[str, Field]:
     fields: dict[str, Field] = {}
+    sought: set[str] = set()
     for m in _FIELD.finditer(text, start, end):
         name = m.group("name").lower()
+        if name not in _READ or name in sought:  # each read field's end is sought once
+            continue
+        sought.add(name)
         close = _closing(text, m.end(), end)
-        if close is None or name not in _READ or name in fields:
+        if close is None:
             continue
         span = Span(m.end(), close)
         if m.group("kind") == "name":
