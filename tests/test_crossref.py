@@ -157,7 +157,8 @@ async def test_a_year_taken_from_the_parent_is_checked_and_the_finding_points_at
     assert "year" in findings(wrong)
     (year,) = [p for _, p in verification_problems(wrong.reference, wrong.judgement, ())
                if "year" in p.message.lower() and p.related]
-    assert text[year.span.start:year.span.end] == "wolf"  # on the entry's key
+    assert text[year.span.start:year.span.end] == "wolf"  # on the entry's key, saying why
+    assert year.message.endswith("The year cited is the one its crossref 'genres35' gives.")
     (where,) = year.related
     assert text[where.span.start:where.span.end] == "2019"
     assert where.label == "year, which 'wolf' takes from its crossref 'genres35'"

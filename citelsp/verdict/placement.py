@@ -72,10 +72,13 @@ def verification_problems(
         first = placed.get(span)
         if first is None:
             inherited = inherited_field(ref, finding.field) if name is None else None
+            taken = "" if inherited is None else (
+                f" The {finding.field} cited is the one its crossref "
+                f"'{ref.fields['crossref'].value.strip()}' gives.")
             placed[span] = Problem(
                 code=finding.reason_code,
                 span=span,
-                message=f"{ref.key}: {finding.message}",
+                message=f"{ref.key}: {finding.message}{taken}",
                 severity=priority_severity(finding.priority),
                 key=ref.key,
                 priority=finding.priority,
