@@ -115,7 +115,12 @@ def _workspace(tmp_path, bib: str, cited: str, other_bib: str | None = None):
 
 
 def test_a_parent_of_a_cited_entry_is_no_orphan(tmp_path):
-    ws, bib = _workspace(tmp_path, DBLP + "@misc{unused, title = {Unused}}\n", "vaswani")
+    """Nor what biblatex prints with a cited entry: its ``xref`` and ``related`` entries."""
+    more = ("@book{translation, title = {Übersetzung}, related = {original, first}, "
+            "xref = {series}}\n@book{original, title = {Original}}\n"
+            "@book{first, title = {First}}\n@book{series, title = {Series}}\n")
+    ws, bib = _workspace(tmp_path, DBLP + more + "@misc{unused, title = {Unused}}\n",
+                         "vaswani,translation")
     orphans = [p.key for p in ws.local_problems(bib) if p.code == "ORPHAN_REFERENCE"]
     assert orphans == ["unused"]
 

@@ -60,9 +60,14 @@ def parent_key(ref: Reference) -> str | None:
 
 
 def named_keys(ref: Reference) -> list[str]:
-    """The keys the entry's ``crossref`` and ``xref`` fields name."""
-    return [key for name in PARENT_FIELDS
+    """The keys the entry's ``crossref`` and ``xref`` fields name, and those biblatex's
+    ``related`` lists (a translation's original, a reprint's first edition: printed with
+    it)."""
+    keys = [key for name in PARENT_FIELDS
             if (f := ref.fields.get(name)) is not None and (key := f.value.strip())]
+    if (related := ref.fields.get("related")) is not None:
+        keys += [key for part in related.value.split(",") if (key := part.strip())]
+    return keys
 
 
 def inherited_fields(child: Reference, parents: Mapping[str, Reference]) -> dict[str, Field]:
