@@ -205,14 +205,19 @@ def test_a_jekyll_config_is_not_a_jupyter_book(tmp_path):
     assert Projects().markdown_project(tmp_path / "post.md") is None
 
 
-def test_a_quarto_book_open_as_a_whole_has_orphans_and_a_chapter_alone_none(tmp_path):
+def test_a_quarto_chapter_alone_counts_what_the_whole_book_cites_for_orphans(tmp_path):
+    """The other chapters are read from disk: an entry only they cite is no orphan, one no
+    chapter cites is, whether the book is open whole or one chapter is (as in an editor)."""
     write(tmp_path, **{"_quarto.yml": "bibliography: refs.bib\n",
                        "refs.bib": KNUTH + LAMPORT + "@book{uncited, title = {U}}\n",
                        "intro.qmd": "See @knuth84.\n", "parts/more.qmd": "See @lamport94.\n",
-                       "_drafts/old.qmd": "Quarto skips this folder.\n",
-                       "node_modules/x/readme.md": "Not a chapter.\n"})
+                       "_drafts/old.qmd": "Quarto skips this folder: @uncited.\n",
+                       "node_modules/x/readme.md": "Not a chapter: @uncited.\n"})
     chapters = [tmp_path / "intro.qmd", tmp_path / "parts/more.qmd"]
     workspace, _ = Workspace.for_paths(chapters, Settings())
     assert orphans(workspace, tmp_path / "refs.bib") == ["uncited"]
     workspace, _ = Workspace.for_paths(chapters[:1], Settings())
-    assert orphans(workspace, tmp_path / "refs.bib") == []
+    assert orphans(workspace, tmp_path / "refs.bib") == ["uncited"]
+    write(tmp_path, **{"parts/more.qmd": "---\nnocite: '@*'\n---\nSee @lamport94.\n"})
+    workspace, _ = Workspace.for_paths(chapters[:1], Settings())
+    assert orphans(workspace, tmp_path / "refs.bib") == []  # a chapter cites everything

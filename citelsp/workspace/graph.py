@@ -227,14 +227,14 @@ class CitationGraph:
     def partly_open(self, manuscript: Manuscript) -> bool:
         """Whether ``manuscript`` is part of a document that is not open as a whole (a
         chapter checked on its own), so what the rest of the document cites is not known:
-        its LaTeX main file is not open, or not every Markdown file of its project is."""
+        its LaTeX main file is not open, or its Markdown project is too large to read (the
+        other documents of a project are read from disk, ``Projects.cited_in_project``)."""
         source = self._inherited.get(manuscript.uri)
         if source is None:
             return False
         if source.suffix.lower() == ".tex":
             return _uri(source) not in self.corpus.open
-        chapters = self._projects.markdown_files(source.parent)
-        return chapters is None or any(_uri(p) not in self.corpus.open for p in chapters)
+        return self._projects.markdown_files(source.parent) is None  # else read from disk
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:
@@ -348,6 +348,10 @@ class CitationGraph:
         if language_for_path(path.name) == "latex":  # and what the files it inputs cite
             below = self._projects.cited_below(path)
             return None if below is None else keys | below
+        source = self._inherited.get(manuscript.uri)
+        if source is not None:  # and what the project's other documents cite, on disk
+            project = self._projects.cited_in_project(source.parent)
+            return None if project is None else keys | project
         return keys
 
     # -- references → citations ------------------------------------------------------------

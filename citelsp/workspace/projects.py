@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from citelsp.documents.latex import document_root, latex_inputs, parse_latex
-from citelsp.documents.manuscript import front_matter, language_for_path
+from citelsp.documents.manuscript import front_matter, language_for_path, parse_manuscript
 from citelsp.uris import path_to_uri
 from citelsp.workspace.corpus import SKIPPED_DIRS, read_document
 
@@ -75,6 +75,7 @@ class Projects:
         self._documents: dict[tuple[Path, str | None], Inherited | None] = {}
         self._cited: dict[Path, frozenset[str] | None] = {}
         self._markdown: dict[Path, list[Path] | None] = {}
+        self._project_keys: dict[Path, frozenset[str] | None] = {}
 
     def clear(self) -> None:
         self._folders.clear()
@@ -82,6 +83,7 @@ class Projects:
         self._documents.clear()
         self._cited.clear()
         self._markdown.clear()
+        self._project_keys.clear()
 
     def markdown_project(self, manuscript: Path) -> Inherited | None:
         """What the project around ``manuscript`` names for it, if it is in one."""
@@ -106,6 +108,31 @@ class Projects:
                     break
             self._markdown[folder] = found
         return self._markdown[folder]
+
+    def cited_in_project(self, folder: Path) -> frozenset[str] | None:
+        """The keys every Markdown document of the project under ``folder`` cites, as on
+        disk: what a chapter open alone leaves unknown. None when a document cites every
+        entry (``nocite: '@*'``) or the project is too large to read."""
+        if folder not in self._project_keys:
+            self._project_keys[folder] = self._cited_in_project(folder)
+        return self._project_keys[folder]
+
+    def _cited_in_project(self, folder: Path) -> frozenset[str] | None:
+        chapters = self.markdown_files(folder)
+        if chapters is None:
+            return None
+        keys: set[str] = set()
+        for path in chapters:
+            try:
+                text = read_document(path).text
+            except OSError as exc:
+                log.info("cannot read %s: %s", path, exc)
+                continue
+            for c in parse_manuscript(path_to_uri(path), text, "markdown").citations:
+                if c.wildcard:
+                    return None
+                keys.add(c.key)
+        return frozenset(keys)
 
     def latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
         """The bibliographies of the LaTeX document ``chapter`` is part of (a chapter names
