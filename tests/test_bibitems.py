@@ -270,3 +270,19 @@ def test_hostile_bbl_and_bibitem_text_is_read_in_linear_time():
     assert [r.key for r in bib.references] == ["k"]
     items = "\\begin{thebibliography}{9}\\bibitem{a} " + "`` x \\newblock (2020). " * 40_000
     assert len(parse_bibitems("file:///w/p.tex", items).references) == 1
+
+
+def test_a_thebibliography_in_a_file_the_paper_inputs_is_its_bibliography(tmp_path):
+    """``\\input{bibliography}`` holding the ``\\bibitem``s: no dangling citation, every item
+    checked, findings in that file."""
+    write(tmp_path, **{
+        "main.tex": "\\begin{document}\nWolves \\cite{vaswani} and \\cite{nowhere}.\n"
+                    "\\input{back/bibliography}\n\\end{document}\n",
+        "back/bibliography.tex": HAND_TYPED})
+    done = citelsp("check", "--offline", "--format", "json", "main.tex", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    dangling = [d for d in report["diagnostics"] if d["code"] == "DANGLING_CITATION"]
+    assert [d["message"] for d in dangling] == [
+        "citation key 'nowhere' is not in any bibliography of this manuscript"]
+    assert len(report["summaries"]) == 7 and "no bibliography" not in done.stderr
+    assert {d["path"] for d in report["diagnostics"]} == {"main.tex", "back/bibliography.tex"}

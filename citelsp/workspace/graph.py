@@ -144,6 +144,8 @@ class CitationGraph:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         path = uri_to_path(manuscript.uri)
+        if language_for_path(path.name) == "latex":  # \input{bibliography}: a thebibliography
+            own += tuple(self._loaded(p) for p in self._projects.bibitems_below(path))
         written, base = list(manuscript.bibliography_paths), path.parent
         self._inherited.pop(manuscript.uri, None)
         if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
@@ -180,6 +182,11 @@ class CitationGraph:
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
 
+    def _loaded(self, path: Path) -> str:
+        uri = path_to_uri(path)
+        self.corpus.load(uri)
+        return uri
+
     def _inherited_by(self, manuscript: Manuscript, path: Path) -> Inherited | None:
         """What a manuscript that names no bibliography gets from the document or project
         it is part of: a LaTeX chapter from its main file, a Markdown one from its project."""
@@ -203,6 +210,8 @@ class CitationGraph:
         for uri in self._uses[manuscript.uri]:
             if uri != manuscript.uri and isinstance(b := self.corpus.get(uri), Bibliography):
                 found.append(b)
+            elif uri != manuscript.uri and isinstance(b, Manuscript) and b.inline is not None:
+                found.append(b.inline)  # an input file's thebibliography
         self._bibs[manuscript.uri] = (self.corpus.generation, found)
         return found
 

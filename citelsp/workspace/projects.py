@@ -183,6 +183,20 @@ class Projects:
 
     def _cited_below(self, main: Path) -> frozenset[str] | None:
         keys: set[str] = set()
+        for _path, read in self._below(main):
+            if read.keys is None:
+                return None
+            keys |= read.keys
+        return frozenset(keys)
+
+    def bibitems_below(self, main: Path) -> list[Path]:
+        """The files ``main`` inputs (as on disk) that hold a ``thebibliography``: its
+        bibliography, pasted into a file of its own."""
+        return [path for path, read in self._below(main) if read.bibitems]
+
+    def _below(self, main: Path) -> list[tuple[Path, _LatexFile]]:
+        """The files ``main`` inputs, and the files they input, as read from disk."""
+        found = []
         seen = {main}
         todo = [(main, 0)]
         while todo:
@@ -191,16 +205,14 @@ class Projects:
             if read is None:
                 continue
             if path != main:
-                if read.keys is None:
-                    return None
-                keys |= read.keys
+                found.append((path, read))
             if depth < MAX_NESTING:
                 for name in read.inputs:
                     included = _included(main.parent, path.parent, name)
                     if included is not None and included not in seen:
                         seen.add(included)
                         todo.append((included, depth + 1))
-        return frozenset(keys)
+        return found
 
     def _includer(self, chapter: Path) -> Path | None:
         for here in chapter.parents[:MAX_LEVELS_UP + 1]:
@@ -222,7 +234,8 @@ class Projects:
                 self._latex[path] = _LatexFile(
                     tuple(bibliographies), document_root(text), tuple(latex_inputs(text)),
                     None if any(c.wildcard for c in citations)
-                    else frozenset(c.key for c in citations))
+                    else frozenset(c.key for c in citations),
+                    "\\begin{thebibliography}" in text)
         return self._latex[path]
 
 
@@ -234,6 +247,8 @@ class _LatexFile:
     """The files it inputs, includes or imports, as written."""
     keys: frozenset[str] | None
     """The keys it cites; None when it cites every entry (``\\nocite{*}``)."""
+    bibitems: bool = False
+    """Whether it holds a ``thebibliography`` (a main file's ``\\input{bibliography}``)."""
 
 
 def _names(including: Path, inputs: tuple[str, ...], chapter: Path) -> bool:
