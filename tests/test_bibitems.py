@@ -210,6 +210,13 @@ def test_an_arxiv_source_is_checked_against_its_bbl_when_the_bib_is_missing(tmp_
     assert "no bibliography" not in done.stderr
 
 
+def test_an_empty_bbl_from_a_failed_bibtex_run_leaves_the_missing_bib_reported(tmp_path):
+    write(tmp_path, **{"main.tex": MAIN, "main.bbl": ""})
+    done = citelsp("check", "--offline", "main.tex", cwd=tmp_path)
+    assert "UNREADABLE_BIBLIOGRAPHY" in done.stdout and "no such file" in done.stdout, (
+        done.stdout)
+
+
 def test_a_bib_that_is_there_wins_over_the_bbl_and_an_input_bbl_is_a_bibliography(tmp_path):
     write(tmp_path, **{
         "a/main.tex": MAIN, "a/main.bbl": (BBL / "plain.bbl").read_text(encoding="utf-8"),

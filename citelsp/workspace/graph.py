@@ -36,9 +36,19 @@ def _with_bbl(paths: list[Path], main: Path) -> list[Path]:
     (``main.bbl``), when it is there: arXiv sources ship the ``.bbl`` without the ``.bib``,
     and LaTeX reads the ``.bbl`` anyway."""
     bbl = main.with_suffix(".bbl")
-    if main.suffix.lower() != ".tex" or not bbl.is_file():
+    if main.suffix.lower() != ".tex" or not _holds_entries(bbl):
         return paths
     return [p if p.exists() else bbl for p in paths]
+
+
+def _holds_entries(bbl: Path) -> bool:
+    """Whether a ``.bbl`` holds a bibliography (a failed BibTeX run leaves an empty one,
+    and then the missing ``.bib`` is what to report)."""
+    try:
+        text = read_document(bbl).text
+    except OSError:
+        return False
+    return "\\bibitem" in text or "\\entry{" in text
 
 
 def aliases_in(ids: str) -> list[str]:
