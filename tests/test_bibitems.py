@@ -293,3 +293,12 @@ def test_a_thebibliography_in_a_file_the_paper_inputs_is_its_bibliography(tmp_pa
         "citation key 'nowhere' is not in any bibliography of this manuscript"]
     assert len(report["summaries"]) == 7 and "no bibliography" not in done.stderr
     assert {d["path"] for d in report["diagnostics"]} == {"main.tex", "back/bibliography.tex"}
+
+
+def test_a_bbl_given_on_the_command_line_is_checked_or_told_apart(tmp_path):
+    write(tmp_path, **{"good.bbl": (BBL / "plain.bbl").read_text(encoding="utf-8"),
+                       "broken.bbl": "garbage\n"})
+    done = citelsp("check", "--offline", "good.bbl", "broken.bbl", cwd=tmp_path)
+    assert "5 references" in done.stdout and done.returncode == 2
+    assert "broken.bbl: a .bbl without \\bibitem or biber entries (a failed BibTeX run?)" \
+        in done.stderr

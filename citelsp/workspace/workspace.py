@@ -136,7 +136,9 @@ class Workspace:
             decoded = decode_document(data)
             doc = self.open(path_to_uri(path), decoded.text)
             note_encoding(doc, decoded)
-            if doc is None:
+            if doc is None and path.suffix.lower() == ".bbl":
+                not_ours = "a .bbl without \\bibitem or biber entries (a failed BibTeX run?)"
+            elif doc is None:
                 not_ours = ("not a manuscript (Markdown, LaTeX) or a bibliography (BibTeX, "
                             "CSL-JSON, CSL-YAML)")
             elif isinstance(doc, Bibliography) and not doc.references and not doc.problems:
@@ -144,7 +146,8 @@ class Workspace:
                     self.listener.notice(
                         f"citelsp: {path}: {_holding(doc.other_types)}, no works: left alone")
                     return None
-                kind = "BibTeX entries" if doc.source_format == "bibtex" else "CSL items"
+                kind = {"bibtex": "BibTeX entries", "bibitem": "\\bibitem entries",
+                        "bbl": "biber entries"}.get(doc.source_format, "CSL items")
                 not_ours = f"no {kind} found: not a bibliography"
         return None if not_ours is None else (not_ours, True)
 
