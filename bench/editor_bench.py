@@ -330,6 +330,10 @@ async def start_client(root: Path, env: dict[str, str], recorder: Recorder,
     register_lsp_features(client, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items()
                                    if m not in own})
 
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def registered(params: types.RegistrationParams) -> None:
+        """Accepted, as VS Code accepts it (the server asks to watch files)."""
+
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: types.PublishDiagnosticsParams) -> None:
         recorder.on_publish(params)

@@ -15,6 +15,24 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 
+def _accept_registration(params: types.RegistrationParams) -> None:
+    """``client/registerCapability``, accepted as VS Code accepts it (the server asks to be
+    told of changed files)."""
+
+
+EDITOR_FEATURES = {**DEFAULT_CLIENT_FEATURES,
+                   types.CLIENT_REGISTER_CAPABILITY: _accept_registration}
+"""pytest-lsp's test client's handlers, and the requests every editor answers."""
+
+
+def editor_client() -> LanguageClient:
+    """pytest-lsp's test client (``ClientServerConfig.client_factory``), answering as an
+    editor does."""
+    lsp = LanguageClient(converter_factory=default_converter)
+    register_lsp_features(lsp, EDITOR_FEATURES)
+    return lsp
+
+
 @asynccontextmanager
 async def lsp_session(root: Path, env: dict[str, str], *, options: dict | None = None,
                       client: str = "visual_studio_code",
@@ -23,7 +41,7 @@ async def lsp_session(root: Path, env: dict[str, str], *, options: dict | None =
     """A started and initialized client; the server is shut down afterwards. ``features``
     replace the test client's own handlers (method → handler)."""
     lsp = LanguageClient(converter_factory=default_converter)
-    register_lsp_features(lsp, {**DEFAULT_CLIENT_FEATURES, **(features or {})})
+    register_lsp_features(lsp, {**EDITOR_FEATURES, **(features or {})})
     server_env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
     server_env.update(env)
     await lsp.start_io(sys.executable, "-m", "citelsp", env=server_env)

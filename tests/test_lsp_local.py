@@ -22,6 +22,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.lsp_session import editor_client
+
 FIXTURES = (Path(__file__).parent / "lsp_fixtures").resolve()
 LOCAL_CODES = {
     "DANGLING_CITATION", "ORPHAN_REFERENCE", "DUPLICATE_KEY", "DUPLICATE_WORK",
@@ -34,6 +36,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 _CACHE = tempfile.TemporaryDirectory(prefix="citelsp-lsp-tests-")
 CONFIG = ClientServerConfig(
+    client_factory=editor_client,
     server_command=[sys.executable, "-m", "citelsp"],
     server_env={**os.environ, "CITELSP_CACHE_DIR": _CACHE.name, "CITELSP_OFFLINE": "1"},
 )

@@ -177,6 +177,32 @@ async def test_an_entry_from_a_doi_goes_into_a_csl_yaml_bibliography_as_yaml(
     assert after.endswith("\n...\n")
 
 
+async def test_a_bibliography_rewritten_on_disk_is_read_again(tmp_path, env):  # noqa: F811
+    """Zotero's auto-export rewrites refs.bib while it is not open: the server asks the
+    client to watch such files, and a change it reports is read at once."""
+    registered: list[types.Registration] = []
+
+    def register(params: types.RegistrationParams) -> None:
+        registered.extend(params.registrations)
+
+    (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
+    paper = tmp_path / "paper.md"
+    paper.write_text("---\nbibliography: refs.bib\n---\nSee [@new2024].\n", encoding="utf-8")
+    async with lsp_session(tmp_path, env, features={
+            types.CLIENT_REGISTER_CAPABILITY: register}) as lsp:
+        md = open_file(lsp, paper, "markdown")
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" in codes(c, md) and registered)
+        (watch,) = [r for r in registered
+                    if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+        assert "bib" in watch.register_options["watchers"][0]["globPattern"]
+        (tmp_path / "refs.bib").write_text(
+            BIB + "@misc{new2024, title = {Added by Zotero}, year = 2024}\n", encoding="utf-8")
+        lsp.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+            types.FileEvent(uri=(tmp_path / "refs.bib").as_uri(),
+                            type=types.FileChangeType.Changed)]))
+        await wait_until(lsp, lambda c: "DANGLING_CITATION" not in codes(c, md))
+
+
 async def test_a_latex_chapter_opened_alone_uses_its_main_files_bibliography(
         tmp_path, env):  # noqa: F811
     """Not every .bib of the workspace: the one the main file that includes it names."""

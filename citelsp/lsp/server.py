@@ -350,6 +350,24 @@ class CitelspServer(LanguageServer):
                                                                   new_text=new_text))
         return types.WorkspaceEdit(changes=changes)
 
+    async def watch_files(self) -> None:
+        """Ask the client to report changes to the files citelsp reads from disk: a
+        bibliography rewritten by Zotero's auto-export or a ``.bbl`` by BibTeX while it is
+        not open, a project file. Without it they are read again only when an open
+        manuscript changes."""
+        if not _supports_watching(self.client_capabilities):
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/*.{{{WATCHED_SUFFIXES}}}")]
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id="citelsp-watched-files",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers),
+                )]))
+        except Exception:  # a client that refuses loses only the refresh
+            log.exception("client/registerCapability for watched files failed")
+
     async def pull_configuration(self, pushed: dict | None = None) -> None:
         """The client's merged section (workspace-level), else what it pushed, else the
         initializationOptions (user-level, kept apart: config.py)."""
@@ -369,6 +387,17 @@ class CitelspServer(LanguageServer):
 
 def _supports_configuration(capabilities: types.ClientCapabilities) -> bool:
     return bool(capabilities.workspace and capabilities.workspace.configuration)
+
+
+def _supports_watching(capabilities: types.ClientCapabilities) -> bool:
+    watched = capabilities.workspace and capabilities.workspace.did_change_watched_files
+    return bool(watched and watched.dynamic_registration)
+
+
+WATCHED_SUFFIXES = "bib,json,yaml,yml,bbl"
+"""What citelsp reads from disk that tools rewrite behind the editor: bibliographies,
+``.bbl`` files, project files (``_quarto.yml``, ``myst.yml``). Manuscripts are edited in the
+editor, whose saves are reported anyway."""
 
 
 def create_server() -> CitelspServer:
@@ -391,6 +420,7 @@ def create_server() -> CitelspServer:
     async def initialized(ls: CitelspServer, params: types.InitializedParams) -> None:
         await ls.pull_configuration()
         ls.publish_open()
+        await ls.watch_files()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CitelspServer,
