@@ -61,7 +61,15 @@ from typing import NamedTuple
 
 from citelsp.documents import crossref
 from citelsp.documents.bibtex_blocks import Note, RawBlock, read_block
-from citelsp.documents.model import Bibliography, Field, Problem, Reference, Severity, SpanBase
+from citelsp.documents.model import (
+    Bibliography,
+    Field,
+    Problem,
+    Reference,
+    Severity,
+    SpanBase,
+    key_list,
+)
 from citelsp.spans import Span
 
 _STRONG_HEAD = re.compile(r"@[ \t]*[A-Za-z][\w:.+-]*[ \t]*[{(]")
@@ -480,7 +488,7 @@ def _members(block: RawBlock) -> tuple[str, ...]:
     """The keys a ``@set`` block's ``entryset`` lists."""
     for name, f in zip(block.names, block.fields, strict=True):
         if name == "entryset" and isinstance(f, Field):
-            return tuple(k for k in (part.strip() for part in f.value.split(",")) if k)
+            return key_list(f.value)
     return ()
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from citelsp.documents.model import Field, Reference
+from citelsp.documents.model import Field, Reference, key_list
 
 INHERITED = frozenset({
     "author", "year", "date", "journal", "journaltitle", "booktitle", "volume", "number",
@@ -66,7 +66,7 @@ def named_keys(ref: Reference) -> list[str]:
     keys = [key for name in PARENT_FIELDS
             if (f := ref.fields.get(name)) is not None and (key := f.value.strip())]
     if (related := ref.fields.get("related")) is not None:
-        keys += [key for part in related.value.split(",") if (key := part.strip())]
+        keys += key_list(related.value)
     return keys
 
 

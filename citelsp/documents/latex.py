@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from citelsp.documents.model import Citation
+from citelsp.documents.model import Citation, key_list
 from citelsp.spans import Span
 
 CITE_COMMANDS = frozenset(
@@ -94,8 +94,7 @@ def document_root(text: str) -> str | None:
 def entry_sets(text: str) -> dict[str, tuple[str, ...]]:
     """biblatex's dynamic sets, ``\\defbibentryset{name}{key1,key2}``: name → member keys
     (citing the name cites the members)."""
-    return {m.group(1).strip(): tuple(k for k in (p.strip() for p in m.group(2).split(","))
-                                      if k)
+    return {m.group(1).strip(): key_list(m.group(2))
             for m in _DEFSET.finditer(visible_source(text))}
 
 

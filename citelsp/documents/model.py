@@ -17,7 +17,7 @@ from citelsp.spans import Span
 
 __all__ = [
     "Anchor", "Bibliography", "Citation", "Field", "Location", "Manuscript", "Person",
-    "Problem", "Reference", "Severity", "SpanBase", "Work",
+    "Problem", "Reference", "Severity", "SpanBase", "Work", "key_list",
 ]
 
 SourceFormat = Literal["bibtex", "csl-json", "csl-yaml", "bibitem", "bbl"]
@@ -25,6 +25,12 @@ PRINTED = frozenset({"bibitem", "bbl"})
 """Bibliographies as the document prints them (its ``thebibliography``, a ``.bbl``): every
 entry is in the output, and the text is generated or formatted, never edited by citelsp."""
 CitationSyntax = Literal["marker", "pandoc", "latex", "myst"]
+
+
+def key_list(value: str) -> tuple[str, ...]:
+    """The keys a comma-separated list names (biblatex's ``ids``, ``related`` and
+    ``entryset``, ``\\defbibentryset``'s members), empty items dropped."""
+    return tuple(key for part in value.split(",") if (key := part.strip()))
 
 
 class Severity(IntEnum):

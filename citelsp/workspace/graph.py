@@ -21,7 +21,7 @@ import yaml
 
 from citelsp.documents.bibtex import BibtexBibliography
 from citelsp.documents.manuscript import language_for_path
-from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
+from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference, key_list
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
@@ -49,11 +49,6 @@ def _holds_entries(bbl: Path) -> bool:
     except OSError:
         return False
     return "\\bibitem" in text or "\\entry{" in text
-
-
-def aliases_in(ids: str) -> list[str]:
-    """The keys a biblatex ``ids`` field lists (comma-separated)."""
-    return [a for a in (part.strip() for part in ids.split(",")) if a]
 
 
 @dataclass(frozen=True)
@@ -289,7 +284,7 @@ class CitationGraph:
         for r in bibliography.references:
             keys.setdefault(r.key, []).append(r)
             if (ids := r.fields.get("ids")) is not None:
-                for alias in aliases_in(ids.value):
+                for alias in key_list(ids.value):
                     aliases.setdefault(alias, []).append(r)
         self._keys[id(bibliography)] = (bibliography, keys, aliases)
         return keys, aliases
@@ -384,7 +379,7 @@ class CitationGraph:
             candidates = by_key.get(ref.key, []) + [c for s in slugs for c in by_key.get(s, [])
                                                     if c.syntax == "marker"]
             if (ids := ref.fields.get("ids")) is not None:  # \cite{alias} (biblatex)
-                candidates += [c for a in aliases_in(ids.value) for c in by_key.get(a, [])
+                candidates += [c for a in key_list(ids.value) for c in by_key.get(a, [])
                                if c.syntax == "latex"]
             for sets in [m.sets] + [b.sets for b in self.bibliographies(m)]:
                 candidates += [c for set_key, members in sets.items() if ref.key in members

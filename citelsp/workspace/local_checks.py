@@ -26,6 +26,7 @@ from citelsp.documents.model import (
     Problem,
     Reference,
     Severity,
+    key_list,
 )
 from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
@@ -34,7 +35,7 @@ from citelsp.documents.works import oversized
 from citelsp.resolution.identifiers import reference_ids
 from citelsp.spans import Span
 from citelsp.uris import uri_to_path
-from citelsp.workspace.graph import CitationGraph, aliases_in
+from citelsp.workspace.graph import CitationGraph
 
 
 class LocalChecks:
@@ -188,7 +189,7 @@ def _cited_by_alias(ref: Reference, cited: set[str]) -> bool:
     citation of it was resolved to the entry's key already; this catches the files a main
     file inputs, read from disk as keys)."""
     ids = ref.fields.get("ids")
-    return ids is not None and any(a in cited for a in aliases_in(ids.value))
+    return ids is not None and any(a in cited for a in key_list(ids.value))
 
 
 def _unreadable_entries(bibliographies: Iterable[Bibliography]
