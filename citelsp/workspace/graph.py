@@ -31,26 +31,6 @@ from citelsp.workspace.texmf import texmf_bibliography
 log = logging.getLogger(__name__)
 
 
-def _with_bbl(paths: list[Path], main: Path) -> list[Path]:
-    """``paths`` with the missing ones replaced by BibTeX's output for the main file
-    (``main.bbl``), when it is there: arXiv sources ship the ``.bbl`` without the ``.bib``,
-    and LaTeX reads the ``.bbl`` anyway."""
-    bbl = main.with_suffix(".bbl")
-    if main.suffix.lower() != ".tex" or not _holds_entries(bbl):
-        return paths
-    return [p if p.exists() else bbl for p in paths]
-
-
-def _holds_entries(bbl: Path) -> bool:
-    """Whether a ``.bbl`` holds a bibliography (a failed BibTeX run leaves an empty one,
-    and then the missing ``.bib`` is what to report)."""
-    try:
-        text = read_document(bbl).text
-    except OSError:
-        return False
-    return "\\bibitem" in text or "\\entry{" in text
-
-
 @dataclass(frozen=True)
 class Resolved:
     """A citation's key resolved to the references it names (empty when dangling)."""
@@ -165,7 +145,7 @@ class CitationGraph:
                 self.in_tex_trees.add(path_to_uri(found))
             paths.append(located)
         if latex and not all(p.exists() for p in paths):
-            paths = _with_bbl(paths, self._inherited.get(manuscript.uri) or path)
+            paths = self._with_bbl(paths, self._inherited.get(manuscript.uri) or path)
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)
@@ -186,6 +166,20 @@ class CitationGraph:
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
+
+    def _with_bbl(self, paths: list[Path], main: Path) -> list[Path]:
+        """``paths`` with the missing ones replaced by BibTeX's output for the main file
+        (``main.bbl``), when it holds entries: arXiv sources ship the ``.bbl`` without the
+        ``.bib``, and LaTeX reads the ``.bbl`` anyway. A failed BibTeX run leaves an empty
+        one, and then the missing ``.bib`` is what to report. Read through the corpus, so
+        an unchanged file is not read again at every link."""
+        if main.suffix.lower() != ".tex":
+            return paths
+        bbl = main.with_suffix(".bbl")
+        doc = self.corpus.load(path_to_uri(bbl))
+        if not isinstance(doc, Bibliography) or not doc.references:
+            return paths
+        return [p if p.exists() else bbl for p in paths]
 
     def _loaded(self, path: Path) -> str:
         uri = path_to_uri(path)
