@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from citelsp.documents.crossref import parent_key
 from citelsp.documents.model import Citation, Location, Problem, Reference
 from citelsp.spans import Span
 from citelsp.verdict.checklist import Judgement
@@ -37,9 +38,8 @@ def inherited_field(ref: Reference, logical: str | None) -> Location | None:
         return None
     for name in FIELD_NAMES.get(logical, (logical,)):
         if (f := ref.inherited.get(name)) is not None:
-            parent = ref.fields["crossref"].value.strip()
             return Location(ref.uri, f.span, f"{name}, which '{ref.key}' takes from its "
-                                             f"crossref '{parent}'")
+                                             f"crossref '{parent_key(ref)}'")
     return None
 
 
@@ -73,8 +73,7 @@ def verification_problems(
         if first is None:
             inherited = inherited_field(ref, finding.field) if name is None else None
             taken = "" if inherited is None else (
-                f" The {finding.field} cited is the one its crossref "
-                f"'{ref.fields['crossref'].value.strip()}' gives.")
+                f" The {finding.field} cited is the one its crossref '{parent_key(ref)}' gives.")
             placed[span] = Problem(
                 code=finding.reason_code,
                 span=span,

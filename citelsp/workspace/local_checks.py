@@ -265,12 +265,12 @@ class EntryIndex:
                 self.colliding.discard(group)
         if remove:
             self.children.pop(id(ref), None)
-        elif "crossref" in ref.fields:
-            self.children[id(ref)] = ref
-        if remove:
             self.invalid.pop(id(ref), None)
-        elif any(p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
-                 for p in reference_ids(ref).problems) or _too_long(ref):
+            return
+        if "crossref" in ref.fields:
+            self.children[id(ref)] = ref
+        if any(p.code in ("INVALID_IDENTIFIER", "PLACEHOLDER_IDENTIFIER")
+               for p in reference_ids(ref).problems) or _too_long(ref):
             self.invalid[id(ref)] = ref
 
     def problems(self, bib: Bibliography) -> list[Problem]:

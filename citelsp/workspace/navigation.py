@@ -30,7 +30,7 @@ def key_at(workspace: Workspace, doc: Document, offset: int) -> str | None:
         return None
     for name in PARENT_FIELDS:
         f = refs[0].fields.get(name)
-        if f is not None and f.span.start <= offset <= f.span.end and f.value.strip():
+        if f is not None and f.span.contains(offset) and f.value.strip():
             return f.value.strip()
     return refs[0].key
 
