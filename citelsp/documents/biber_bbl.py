@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from citelsp.documents.latex import closing_brace
 from citelsp.documents.model import Bibliography, Field, Reference
 from citelsp.spans import Span
 
@@ -67,7 +68,7 @@ def _fields(text: str, start: int, end: int) -> dict[str, Field]:
         if name not in _READ or name in sought:  # each read field's end is sought once
             continue
         sought.add(name)
-        close = _closing(text, m.end(), end)
+        close = closing_brace(text, m.end(), end)
         if close is None:
             continue
         span = Span(m.end(), close)
@@ -103,7 +104,7 @@ def _names(text: str, start: int, end: int, more: bool) -> str:
         parts: dict[str, str] = {}
         pa, pb = groups[-1]
         for m in _PART.finditer(text, pa, pb):
-            close = _closing(text, m.end(), pb)
+            close = closing_brace(text, m.end(), pb)
             if close is not None:
                 parts.setdefault(m.group("part"), _plain(text[m.end():close]))
         family = parts.get("family")
@@ -123,27 +124,13 @@ def _plain(value: str) -> str:
     return _MACROS.sub(lambda m: _MACRO_TEXT.get(m.group().rstrip(), " "), value).strip()
 
 
-def _closing(text: str, start: int, end: int) -> int | None:
-    """The index of the ``}`` that closes a group opened just before ``start``."""
-    depth = 1
-    for i in range(start, end):
-        ch = text[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
-
-
 def _groups(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The contents of the top-level ``{…}`` groups between ``start`` and ``end``."""
     found = []
     i = start
     while i < end:
         if text[i] == "{":
-            close = _closing(text, i + 1, end)
+            close = closing_brace(text, i + 1, end)
             if close is None:
                 break
             found.append((i + 1, close))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from citelsp.documents.latex import visible_source
+from citelsp.documents.latex import closing_brace, visible_source
 from citelsp.documents.model import Bibliography, Field, Reference
 from citelsp.spans import Span
 
@@ -144,7 +144,7 @@ def _title(source: str, start: int, end: int) -> tuple[Span | None, Span | None]
     whole = _trimmed(source, start, end)
     acm = _ACM_TITLE.search(source, start, end) or _ACM_BOOKTITLE.search(source, start, end)
     if acm is not None:  # a book's title is its booktitle
-        close = _closing_brace(source, acm.end(), end)
+        close = closing_brace(source, acm.end(), end)
         if close is not None:
             return _trimmed(source, acm.end(), close), _trimmed(source, close + 1, end)
         return None, whole
@@ -185,18 +185,6 @@ def _trimmed(source: str, start: int, end: int) -> Span:
     while end > start and (source[end - 1].isspace() or source[end - 1] in ".,"):
         end -= 1
     return Span(start, end)
-
-
-def _closing_brace(source: str, start: int, end: int) -> int | None:
-    depth = 1
-    for i in range(start, end):
-        if source[i] == "{":
-            depth += 1
-        elif source[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 def _year(source: str, start: int, end: int, taken: list[Span]) -> Span | None:

@@ -98,6 +98,21 @@ def entry_sets(text: str) -> dict[str, tuple[str, ...]]:
             for m in _DEFSET.finditer(visible_source(text))}
 
 
+def closing_brace(text: str, start: int, end: int) -> int | None:
+    """The index of the ``}`` that closes a group opened just before ``start`` (every brace
+    counts, as in BibTeX's output), or None before ``end``."""
+    depth = 1
+    for i in range(start, end):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
 def latex_inputs(text: str) -> list[str]:
     """The files ``text`` inputs, includes, or imports (``subfiles``, ``import``), as written,
     relative to its own folder."""
