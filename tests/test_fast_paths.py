@@ -70,6 +70,18 @@ def test_ligatures_read_alike_on_every_path(raw, decoded):
     assert text.plain_title(raw) == text.clean_markup(text.latex_decode(raw)) == decoded
 
 
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [(r'Na\"\i ve Bayes', "Na\u00efve Bayes"), (r'\"\i  x', "\u00efx"), ('\\^\\j\na', "\u0135a"),
+     (r'\" \i x', "\u00efx"), (r'\"{\i} x', "\u00ef x"), (r'\"\i{} x', "\u00ef x")],
+)
+def test_an_accented_dotless_letter_eats_the_spaces_after_it(raw, decoded):
+    """``\\i`` is a control word, so TeX (and pylatexenc) drop the spaces after it when it is
+    an accent's bare argument: ``Na\\"\\i ve`` is "Naïve"."""
+    assert text._common_latex(raw) == text._pylatexenc_decode(raw) == decoded
+    assert text.latex_decode(raw) == decoded
+
+
 def test_identity_json_is_json_dumps():
     from citelsp.resolution.identity import _TO_JSON
 

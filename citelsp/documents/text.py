@@ -129,7 +129,7 @@ _SYMBOLS = {"-": "\xad", ",": " ", " ": " ", ";": " ", ":": " ", "/": "\ue002", 
 U+E002 marks where a command read as nothing, so no dash ligature forms across it."""
 _SYMBOL_ACCENT = re.compile(
     r"""\\(["'`^~=.])\s*(?:\{\s*([A-Za-z]|\\[ij](?![^\W\d_]))\s*\}"""
-    r"""|([A-Za-z]|\\[ij](?![^\W\d_]))(?![\u0300-\u036f]))"""
+    r"""|([A-Za-z]|\\[ij](?![^\W\d_])\s*+)(?![\u0300-\u036f]))"""
 )
 _LETTER_ACCENT = re.compile(
     r"\\([uvHckrdb])(?:\s*\{\s*([A-Za-z]|\\[ij](?![^\W\d_]))\s*\}"
