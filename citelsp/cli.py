@@ -20,7 +20,7 @@ from pathlib import Path
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
-from citelsp.workspace import NOTHING_IN_FOLDER, Listener, Snapshot, Workspace
+from citelsp.workspace import Listener, Snapshot, Workspace, folders_without_work
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
 FAIL_ON = (*PRIORITIES, "never")
@@ -299,7 +299,7 @@ def check(ns: argparse.Namespace) -> int:
 
     paths, errors, folders = expand_inputs(ns.paths)
     if not paths:
-        errors += [f"{folder}: {NOTHING_IN_FOLDER}" for folder in folders]
+        errors += folders_without_work(folders)
         for error in errors:
             print(f"citelsp: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -2,6 +2,6 @@
 
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.verification import Listener
-from citelsp.workspace.workspace import NOTHING_IN_FOLDER, Workspace
+from citelsp.workspace.workspace import Workspace, folders_without_work
 
-__all__ = ["NOTHING_IN_FOLDER", "Listener", "ReferenceResult", "Snapshot", "Workspace"]
+__all__ = ["Listener", "ReferenceResult", "Snapshot", "Workspace", "folders_without_work"]

@@ -13,7 +13,7 @@ import logging
 import operator
 import os
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from citelsp.config import Settings
@@ -48,7 +48,6 @@ from citelsp.workspace.verification import Listener, Verifier
 
 log = logging.getLogger(__name__)
 NO_CITATIONS: tuple[Citation, ...] = ()
-NOTHING_IN_FOLDER = "no manuscript or bibliography in this directory"
 
 
 class Workspace:
@@ -97,8 +96,7 @@ class Workspace:
                 passed_over.add(path)
             else:
                 errors.append(f"{path}: {why}")
-        errors += [f"{folder}: {NOTHING_IN_FOLDER}" for folder, inside in folders.items()
-                   if passed_over.issuperset(inside)]
+        errors += folders_without_work(folders, passed_over)
         for doc in workspace.corpus.open_documents():
             if isinstance(doc, Manuscript):
                 errors += workspace._bibliography_errors(doc)
@@ -475,6 +473,14 @@ def _holding(types: Sequence[str]) -> str:
     named = [f"@{t}" for t in types if t != "string"]
     listed = ", ".join(named[:3]) + (", …" if len(named) > 3 else "")
     return f"only {listed} entries (glossary or tool data)"
+
+
+def folders_without_work(folders: Mapping[str, Sequence[Path]],
+                         passed_over: Collection[Path] = ()) -> list[str]:
+    """A message for each searched folder that leaves nothing to check: none of its files
+    is a manuscript or bibliography, or every one was passed over as not ours."""
+    return [f"{folder}: no manuscript or bibliography in this directory"
+            for folder, inside in folders.items() if all(p in passed_over for p in inside)]
 
 
 def _common_root(paths: Sequence[Path]) -> Path:
