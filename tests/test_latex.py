@@ -85,10 +85,28 @@ def test_multicite_lists():
         "\\cite{}",
         "\\cite{ , }",
         "\\newcommand{\\mc}[1]{\\cite{#1}}",
+        "\\def\\tworef{c8,c9}\\cite{\\tworef}",
+        "\\newcommand{\\post}{\\cite{\\glscurrententrylabel}}",
     ],
 )
 def test_not_citations(text):
     assert keys(text) == []
+
+
+def test_a_macro_among_the_keys_is_passed_over():
+    """``\\cite{c5,\\tworef}`` (collref's sample): the macro's keys are not written here, so
+    it is not read as a key named "\\tworef" that no bibliography holds."""
+    assert keys("\\def\\tworef{c8,c9}\n\\cite{c5,c6,\\tworef}") == ["c5", "c6"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\\citefield{title}{Thiselton99}", "\\citefield[67]{year}{Thiselton99}",
+     "\\citefield{Thiselton99}{title}", "\\citefield{Thiselton99}[emph]{title}"],
+)
+def test_citefield_key_in_either_order(text):
+    """biblatex's ``\\citefield{key}{field}`` and jurabib's ``\\citefield{field}{key}``."""
+    assert keys(text) == ["Thiselton99"]
 
 
 def test_comments_are_ignored_but_escaped_percent_is_not_a_comment():

@@ -201,6 +201,8 @@ def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list
             pos = keys.end()
     else:
         keys = _KEYS.match(source, _GAP.match(source, _arguments(_OPTIONAL, source, pos)).end())
+        if keys is not None and name == "citefield":
+            keys = _field_first(source, keys)
         if keys is not None:
             groups.append(keys)
     if not groups:
@@ -210,8 +212,8 @@ def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list
     for group in groups:
         for item in _ITEM.finditer(source, group.start("keys"), group.end("keys")):
             key = item.group()
-            if "#" in key:
-                continue  # a macro parameter in a command definition, not a key
+            if "#" in key or "\\" in key:
+                continue  # a macro parameter in a definition, or a macro: not a key as written
             wildcard = key == "*"
             if wildcard and name != "nocite":
                 continue
@@ -226,6 +228,26 @@ def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list
                 )
             )
     return citations
+
+
+def _field_first(source: str, first: re.Match[str]) -> re.Match[str]:
+    """The argument of ``\\citefield`` that holds the key: biblatex writes
+    ``\\citefield{key}[format]{field}``, jurabib ``\\citefield{field}{key}``; a first argument
+    that names a field, followed by another, is jurabib's."""
+    if first.group("keys").strip().casefold() not in _FIELD_NAMES:
+        return first
+    second = _KEYS.match(source, _GAP.match(source, first.end()).end())
+    return first if second is None else second
+
+
+_FIELD_NAMES = frozenset({
+    "title", "subtitle", "shorttitle", "author", "shortauthor", "editor", "year", "date",
+    "journal", "journaltitle", "booktitle", "publisher", "address", "location", "volume",
+    "number", "pages", "edition", "series", "note", "url", "doi", "isbn", "issn", "month",
+    "institution", "school", "organization", "howpublished", "type", "chapter", "language",
+    "abstract", "keywords", "eprint", "annote", "translator", "titleaddon", "addendum",
+})  # fmt: skip
+"""BibTeX and biblatex field names: what jurabib's ``\\citefield`` names first."""
 
 
 def _arguments(pattern: re.Pattern[str], source: str, pos: int) -> int:
