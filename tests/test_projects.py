@@ -58,6 +58,51 @@ def test_front_matter_still_wins_and_latex_is_not_a_quarto_document(tmp_path):
     assert any("paper.tex: no bibliography found" in e for e in errors)
 
 
+HOPPER = "@misc{hopper52, title = {The Education of a Computer}, author = {Hopper, Grace}, " \
+         "year = 1952}\n"
+THREE = CHAPTER.replace("[@lamport94]", "[@lamport94; @hopper52]")
+
+
+@pytest.mark.parametrize(
+    ("project", "folder", "own", "missing"),
+    [("[a.bib]", None, "c.bib", ["lamport94"]),  # a list in the project: the document's added
+     ("a.bib", None, "[c.bib]", ["lamport94"]),  # a list in the document: added too
+     ("a.bib", None, "c.bib", ["knuth84", "lamport94"]),  # two strings: the document's wins
+     ("[a.bib]", "[../b.bib]", None, ["hopper52"]),  # project, then each folder's
+     ("[a.bib]", "[../b.bib]", "[c.bib]", []),
+     ("a.bib", "../b.bib", None, ["hopper52", "knuth84"]),  # the folder's replaces
+     ("[a.bib, a.bib]", "[../a.bib]", "[../a.bib, c.bib]", ["lamport94"])],  # each file once
+)
+def test_quarto_joins_lists_of_bibliographies_across_project_folder_and_document(
+        tmp_path, project, folder, own, missing):
+    """Quarto merges a project's, a folder's and a document's metadata as lodash's
+    ``mergeWith`` with Quarto's array rule does: two lists, or a list and a string, are
+    joined; a string replaces a string."""
+    files = {"_quarto.yml": f"bibliography: {project}\n", "a.bib": KNUTH, "b.bib": LAMPORT,
+             "part/c.bib": HOPPER,
+             "part/ch.qmd": THREE if own is None else
+             THREE.replace("title: Intro", f"bibliography: {own}")}
+    if folder is not None:
+        files["part/_metadata.yml"] = f"bibliography: {folder}\n"
+    write(tmp_path, **files)
+    chapter = tmp_path / "part/ch.qmd"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == missing
+    used = [b.uri for b in workspace.graph.bibliographies(workspace.document(chapter.as_uri()))]
+    assert len(used) == len(set(used))
+
+
+def test_a_document_s_own_unreadable_bibliography_is_not_said_to_come_from_the_project(
+        tmp_path):
+    write(tmp_path, **{"_quarto.yml": "bibliography: [gone.bib]\n",
+                       "ch.qmd": CHAPTER.replace("title: Intro", "bibliography: [lost.bib]")})
+    _, errors = Workspace.for_paths([tmp_path / "ch.qmd"], Settings())
+    assert errors == [
+        f"{tmp_path / 'ch.qmd'}: its bibliography gone.bib cannot be read (no such file; "
+        f"named in {tmp_path / '_quarto.yml'})",
+        f"{tmp_path / 'ch.qmd'}: its bibliography lost.bib cannot be read (no such file)"]
+
+
 def test_outside_a_project_folder_metadata_does_not_apply(tmp_path):
     write(tmp_path, **{"_metadata.yml": "bibliography: a.bib\n", "a.bib": KNUTH})
     assert Projects().markdown_project(tmp_path / "ch.md") is None

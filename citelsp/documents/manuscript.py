@@ -122,6 +122,7 @@ def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> list[Citat
     if not isinstance(data, dict):
         return []
     bibliography = data.get("bibliography")
+    manuscript.bibliography_listed = isinstance(bibliography, list)
     if isinstance(bibliography, str):
         bibliography = [bibliography]
     if isinstance(bibliography, list):

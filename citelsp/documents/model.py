@@ -334,6 +334,9 @@ class Manuscript:
     problems: list[Problem] = field(default_factory=list)
     bibliography_paths: list[str] = field(default_factory=list)
     """Paths as written in front matter, ``\\bibliography`` or ``\\addbibresource``."""
+    bibliography_listed: bool = False
+    """Whether front matter writes ``bibliography:`` as a list: Quarto then adds these to
+    its project's instead of replacing them."""
     inline: Bibliography | None = None
     """CSL-YAML ``references:`` in the front matter."""
     sets: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -25,7 +25,7 @@ from citelsp.documents.model import Bibliography, Citation, Manuscript, Referenc
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES, Document
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.workspace.corpus import Corpus, read_document
-from citelsp.workspace.projects import Inherited, Projects
+from citelsp.workspace.projects import Inherited, Projects, quarto_merged
 from citelsp.workspace.texmf import texmf_bibliography
 
 log = logging.getLogger(__name__)
@@ -133,9 +133,13 @@ class CitationGraph:
             own += tuple(self._loaded(p) for p in self._projects.bibitems_below(path))
         written, base = list(manuscript.bibliography_paths), path.parent
         self._inherited.pop(manuscript.uri, None)
-        if not written and (inherited := self._inherited_by(manuscript, path)) is not None:
-            self._inherited[manuscript.uri] = inherited.source
-            written, base = list(inherited.written), inherited.folder
+        if not written or language_for_path(path.name) == "markdown":
+            inherited = self._inherited_by(manuscript, path)
+            if written and inherited is not None:
+                inherited = _with_project(inherited, manuscript, base)
+            if inherited is not None:
+                self._inherited[manuscript.uri] = inherited.source
+                written, base = list(inherited.written), inherited.folder
         latex = language_for_path(path.name) == "latex"
         paths = []
         for name in filter(_names_a_file, written):
@@ -229,7 +233,9 @@ class CitationGraph:
                 found.append((written, self.corpus.unreadable.get(uri)
                               or "not a BibTeX, CSL-JSON or CSL-YAML bibliography"))
         if found and (source := self._inherited.get(manuscript.uri)) is not None:
-            found = [(written, f"{why}; named in {source}") for written, why in found]
+            own = set(manuscript.bibliography_paths)
+            found = [(written, why if written in own else f"{why}; named in {source}")
+                     for written, why in found]
         return found
 
     def partly_open(self, manuscript: Manuscript) -> bool:
@@ -456,6 +462,16 @@ class CitationGraph:
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 """pandoc fetches a bibliography named by URL; citelsp does not go to the network for one."""
+
+
+def _with_project(project: Inherited, manuscript: Manuscript, folder: Path
+                  ) -> Inherited | None:
+    """A document's own bibliographies with its Quarto project's, when Quarto joins them
+    (either is a list); None when its own replace the project's, as they do otherwise."""
+    own = Inherited(uri_to_path(manuscript.uri), tuple(manuscript.bibliography_paths), folder,
+                    quarto=True, listed=manuscript.bibliography_listed)
+    merged = quarto_merged(project, own) if project.quarto else None
+    return replace(merged, source=project.source) if merged and merged.listed else None
 
 
 def _names_a_file(written: str) -> bool:

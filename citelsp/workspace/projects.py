@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -63,6 +63,10 @@ class Inherited:
     folder: Path
     """What they are relative to: the source's folder, or a LaTeX main file's (TeX and
     biber read every input's paths from there)."""
+    quarto: bool = False
+    """Quarto metadata, which Quarto merges with a document's own (``quarto_merged``)."""
+    listed: bool = False
+    """Whether Quarto metadata wrote them as a list (here or in a file merged into it)."""
 
 
 class Projects:
@@ -276,14 +280,15 @@ def _normal(path: Path) -> Path:
 
 
 def _inherited(folder: Path) -> Inherited | None:
-    nearest: Inherited | None = None
+    levels: list[Inherited | None] = []  # folder metadata, the nearest first
     for here in (folder, *folder.parents):
-        project = _first_file(here, PROJECT_FILES)
-        if nearest is None:  # a folder's metadata is merged after its project's
-            nearest = _named_in(_first_file(here, FOLDER_FILES)) or _named_in(project)
-        if project is not None:
-            return nearest
-        if nearest is not None:
+        levels.append(_named_in(_first_file(here, FOLDER_FILES), quarto=True))
+        if (project := _first_file(here, PROJECT_FILES)) is not None:
+            merged = _named_in(project, quarto=True)  # then each folder's, from the top
+            for level in reversed(levels):
+                merged = quarto_merged(merged, level)
+            return merged
+        if any(levels):
             continue  # folder metadata below: only a Quarto project root may use it
         if _first_file(here, BOOKDOWN_FILES) is not None:
             return _named_in(_first_file(here, BOOKDOWN_INDEXES), front_matter_only=True)
@@ -292,6 +297,33 @@ def _inherited(folder: Path) -> Inherited | None:
         if (book := _named_in(_first_file(here, JUPYTER_BOOK_FILES), ("bibtex_bibfiles",))):
             return book  # a _config.yml is Jupyter Book's only where it names these
     return None  # not in a project: folder metadata does not apply
+
+
+def quarto_merged(base: Inherited | None, over: Inherited | None) -> Inherited | None:
+    """``over`` merged onto ``base`` as Quarto merges a project's, a folder's and a
+    document's metadata: when either is a list, both (each file once, ``base``'s first);
+    else ``over`` replaces ``base``. The paths are made relative to ``over``'s folder."""
+    if base is None or over is None:
+        return over or base
+    if not (base.listed or over.listed):
+        return over
+    joined: dict[str, str] = {}
+    for inherited in (base, over):
+        for written in inherited.written:
+            moved = _rebased(written, inherited.folder, over.folder)
+            joined.setdefault(os.path.normpath(over.folder / moved), moved)
+    return replace(over, written=tuple(joined.values()), listed=True)
+
+
+def _rebased(written: str, folder: Path, onto: Path) -> str:
+    """A path written relative to ``folder``, written relative to ``onto`` (a URL as is)."""
+    if folder == onto or "://" in written or "\0" in written:
+        return written
+    located = os.path.normpath(folder / written)
+    try:
+        return os.path.relpath(located, onto)
+    except ValueError:  # another drive
+        return located
 
 
 def _first_file(folder: Path, names: tuple[str, ...]) -> Path | None:
@@ -303,7 +335,7 @@ def _first_file(folder: Path, names: tuple[str, ...]) -> Path | None:
 
 
 def _named_in(path: Path | None, keys: tuple[str, ...] = ("bibliography",), *,
-              front_matter_only: bool = False) -> Inherited | None:
+              front_matter_only: bool = False, quarto: bool = False) -> Inherited | None:
     """The ``bibliography:`` (or another key, nested as ``keys`` say) of one metadata file
     or manuscript's front matter (a path or a list of them), if any."""
     if path is None:
@@ -322,4 +354,7 @@ def _named_in(path: Path | None, keys: tuple[str, ...] = ("bibliography",), *,
         value = value.get(key) if isinstance(value, dict) else None
     written = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     written = [w for w in written if isinstance(w, str) and w]
-    return Inherited(path, tuple(written), path.parent) if written else None
+    if not written:
+        return None
+    return Inherited(path, tuple(written), path.parent, quarto,
+                     listed=quarto and isinstance(value, list))
