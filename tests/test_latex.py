@@ -109,6 +109,19 @@ def test_citefield_key_in_either_order(text):
     assert keys(text) == ["Thiselton99"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["\\cite<see>[p.~4]{a}", "\\citeA<e.g.,>{a}", "\\citeNP <e.g.,> [p. 3] {a}",
+     "\\citetalias{a}", "\\citepalias[p.~3]{a}", "\\volcite{2}[45]{a}",
+     "\\volcite[see]{II}{a}", "\\Avolcite{3}[12--14]{a}"],
+)
+def test_apacite_prenotes_natbib_aliases_and_biblatex_volume_citations(text):
+    """apacite's ``<prenote>``, natbib's ``\\citetalias``, biblatex's ``\\volcite{volume}``:
+    the key is read past them (the volume is not a key)."""
+    assert keys(text) == ["a"]
+    assert keys(text.replace("{a}", "")) == []
+
+
 def test_comments_are_ignored_but_escaped_percent_is_not_a_comment():
     text = (
         "% \\cite{gone}\n50\\% \\cite{kept} % \\cite{gone2}\n\\\\% \\cite{gone3}\n\\cite{a,% b\n c}"

@@ -295,6 +295,8 @@ COMPLETION_CASES = [
     ("scratch.tex", r"As \citep[p.~4]{", None),
     ("scratch.tex", r"As \cite{a, ", None),
     ("scratch.tex", r"As \textcite{vaswani2017attention,de", ["devlin2019bert"]),
+    ("scratch.tex", r"As \citeA<e.g.,>[p.~4]{he", ["he2016resnet"]),
+    ("scratch.tex", r"As \volcite[see]{2}[45]{kn", ["knuth1984texbook"]),
 ]
 ALL_KEYS = ["devlin2019bert", "he2016resnet", "knuth1984texbook", "mueller2020",
             "vaswani2017attention"]  # fmt: skip

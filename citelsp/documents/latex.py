@@ -25,10 +25,18 @@ CITE_COMMANDS = frozenset(
         "nocite", "citefullauthor", "Citefullauthor", "citefield", "citename", "citelist",
         "citeA", "citeNP", "citeANP", "citeyearNP", "citeN", "fullciteA",
         "fullciteNP", "fullciteANP", "shortcite", "shortciteA", "shortciteNP", "shortciteANP",
-        "shortciteN", "possessivecite", "bibentry",
+        "shortciteN", "possessivecite", "bibentry", "citetalias", "citepalias",
     }
 )  # fmt: skip
-"""natbib, biblatex, apacite and chicago (``\\citeA``, ``\\shortciteNP``), ``bibentry``."""
+"""natbib, biblatex, apacite and chicago (``\\citeA``, ``\\shortciteNP``), ``bibentry``;
+apacite's prenote in angle brackets (``\\cite<see>[p.~4]{key}``) is read past."""
+VOLUME_CITE_COMMANDS = frozenset(
+    {
+        "volcite", "Volcite", "pvolcite", "Pvolcite", "fvolcite", "Fvolcite", "ftvolcite",
+        "svolcite", "Svolcite", "tvolcite", "Tvolcite", "avolcite", "Avolcite",
+    }
+)  # fmt: skip
+"""biblatex's ``\\volcite[prenote]{volume}[pages]{key}``: the key after the volume."""
 MULTI_CITE_COMMANDS = frozenset(
     {
         "cites", "Cites", "parencites", "Parencites", "textcites", "Textcites",
@@ -40,7 +48,8 @@ BIBLIOGRAPHY_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalb
 
 _VERBATIM_ENVIRONMENTS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment")
 
-_NAMES = sorted(CITE_COMMANDS | MULTI_CITE_COMMANDS | BIBLIOGRAPHY_COMMANDS, key=len, reverse=True)
+_NAMES = sorted(CITE_COMMANDS | VOLUME_CITE_COMMANDS | MULTI_CITE_COMMANDS
+                | BIBLIOGRAPHY_COMMANDS, key=len, reverse=True)
 _COMMAND = re.compile(r"\\(?P<name>" + "|".join(_NAMES) + r")(?![A-Za-z@])\*?")
 _HIDDEN = re.compile(
     r"\\\\|\\%|(?P<comment>%)|(?P<iffalse>\\iffalse(?![A-Za-z@]))|\\verb\*?(?![A-Za-z])"
@@ -54,6 +63,7 @@ _BRACED = r"\{(?:[^{}\\]|\\.|\{(?:[^{}\\]|\\.)*\})*\}"
 _OPTIONAL = re.compile(r"\[(?:[^\[\]{}\\]|\\.|" + _BRACED + r")*\]", re.S)
 _PARENTHESISED = re.compile(r"\((?:[^(){}\\]|\\.|" + _BRACED + r")*\)", re.S)
 _KEYS = re.compile(r"\{(?P<keys>[^{}]*)\}")
+_ANGLED = re.compile(r"<[^<>{}\r\n]*>")
 _ITEM = re.compile(r"[^,\s]+(?:\s+[^,\s]+)*")
 _NOT_NEWLINE = re.compile(r"[^\r\n]")
 _MAGIC_ROOT = re.compile(r"^[ \t]*%[ \t]*![ \t]*TEX[ \t]+root[ \t]*=[ \t]*(\S(?:[^\r\n]*\S)?)",
@@ -200,6 +210,14 @@ def _citations(uri: str, source: str, command: re.Match[str], name: str) -> list
             groups.append(keys)
             pos = keys.end()
     else:
+        if (angled := _ANGLED.match(source, _GAP.match(source, pos).end())) is not None:
+            pos = angled.end()  # apacite's <prenote>
+        if name in VOLUME_CITE_COMMANDS:
+            volume = _KEYS.match(source, _GAP.match(source, _arguments(_OPTIONAL, source, pos))
+                                 .end())
+            if volume is None:
+                return []
+            pos = volume.end()
         keys = _KEYS.match(source, _GAP.match(source, _arguments(_OPTIONAL, source, pos)).end())
         if keys is not None and name == "citefield":
             keys = _field_first(source, keys)

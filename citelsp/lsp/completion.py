@@ -1,4 +1,5 @@
-"""Completion of citation keys after ``@``, ``\\cite{``, ``<!--ref:`` and MyST's ``{cite}```."""
+"""Completion of citation keys after ``@``, ``\\cite{`` (``\\cite<see>[p.~4]{``, ``\\volcite{2}{``),
+``<!--ref:`` and MyST's ``{cite}```."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ TRIGGER_CHARACTERS = ["@", "{", ",", ":", "`"]
 
 _CONTEXTS = (
     re.compile(r"(?<![\w.])@(?P<prefix>[\w:.#$%&+?<>~/-]*)$"),
-    re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]]*\]){0,2}\{(?:[^}]*,)?\s*(?P<prefix>[^,}\s]*)$"),
+    re.compile(r"\\(?![A-Za-z]*volcite)[A-Za-z]*cite[A-Za-z]*\*?(?:<[^<>]*>)?"
+               r"(?:\[[^\]]*\]){0,2}\{(?:[^}]*,)?\s*(?P<prefix>[^,}\s]*)$"),
+    re.compile(r"\\[A-Za-z]*volcite\*?(?:\[[^\]]*\])?\{[^{}]*\}(?:\[[^\]]*\])?"
+               r"\{\s*(?P<prefix>[^,}\s]*)$"),
     re.compile(r"<!--ref:(?P<prefix>[A-Za-z0-9_:-]*)$"),
     re.compile(r"\{cite(?::[A-Za-z]+)?\}`(?:[^`]*[,;])?\s*(?P<prefix>[^`,;\s]*)$"),
 )
