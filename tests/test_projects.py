@@ -266,3 +266,62 @@ def test_a_quarto_chapter_alone_counts_what_the_whole_book_cites_for_orphans(tmp
     write(tmp_path, **{"parts/more.qmd": "---\nnocite: '@*'\n---\nSee @lamport94.\n"})
     workspace, _ = Workspace.for_paths(chapters[:1], Settings())
     assert orphans(workspace, tmp_path / "refs.bib") == []  # a chapter cites everything
+
+
+def test_a_main_file_checks_the_chapters_it_inputs(tmp_path):
+    """``citelsp check thesis.tex`` checks the whole document: the chapters it ``\\input``s
+    and ``\\include``s (not a preamble, which cites nothing), as if each were named."""
+    write(tmp_path, **{
+        "main.tex": "\\input{settings/preamble}\n\\begin{document}\n\\include{chapters/ch1}\n"
+                    "\\input{chapters/ch2.tex}\n\\end{document}\n",
+        "settings/preamble.tex": "\\usepackage{biblatex}\n\\addbibresource{refs.bib}\n",
+        "chapters/ch1.tex": "\\cite{knuth84}\n", "chapters/ch2.tex": "\\cite{missing}\n",
+        "refs.bib": KNUTH + LAMPORT})
+    workspace, errors = Workspace.for_paths([tmp_path / "main.tex"], Settings())
+    assert errors == []
+    opened = sorted(Path(d.uri).name for d in workspace.corpus.open_documents())
+    assert opened == ["ch1.tex", "ch2.tex", "main.tex"]
+    assert dangling(workspace, tmp_path / "chapters/ch2.tex") == ["missing"]
+    assert [r.key for r in workspace.wanted()] == ["knuth84"]
+    assert orphans(workspace, tmp_path / "refs.bib") == ["lamport94"]
+
+
+def test_a_chapter_s_own_bibliography_path_is_read_from_the_main_file_s_folder(tmp_path):
+    """TeX runs in the main file's folder, so a chapter's ``\\bibliography{bib/refs}`` (as
+    chapterbib writes it) names ``bib/refs.bib`` beside the main file."""
+    write(tmp_path, **{"main.tex": "\\include{chapters/ch1}\n",
+                       "chapters/ch1.tex": "\\cite{knuth84}\n\\bibliography{bib/refs}\n",
+                       "bib/refs.bib": KNUTH})
+    chapter = tmp_path / "chapters/ch1.tex"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == []
+
+
+def test_a_chapter_cites_an_entry_set_its_main_file_defines(tmp_path):
+    write(tmp_path, **{
+        "main.tex": "\\addbibresource{refs.bib}\n\\defbibentryset{both}{knuth84,lamport94}\n"
+                    "\\input{chapters/ch1}\n",
+        "chapters/ch1.tex": "\\cite{both}\n", "refs.bib": KNUTH + LAMPORT})
+    chapter = tmp_path / "chapters/ch1.tex"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == []
+    assert sorted(r.key for r in workspace.wanted()) == ["knuth84", "lamport94"]
+
+
+BIBITEMS = ("\\begin{thebibliography}{9}\n"
+            "\\bibitem{knuth84} D.~E. Knuth.\n\\newblock {\\em The \\TeX book}.\n"
+            "\\newblock Addison-Wesley, 1984.\n\\end{thebibliography}\n")
+
+
+@pytest.mark.parametrize("where", ["main", "input"])
+def test_a_chapter_cites_the_thebibliography_of_its_main_file(tmp_path, where):
+    """A main file that prints its own ``thebibliography`` (or inputs it) is what its
+    chapters cite: checked with the main file or alone, they are not dangling."""
+    back = BIBITEMS if where == "main" else "\\input{back/biblio}\n"
+    write(tmp_path, **{"main.tex": "\\cite{knuth84}\n\\input{chapters/ch1}\n" + back,
+                       "back/biblio.tex": BIBITEMS, "chapters/ch1.tex": "\\cite{knuth84}\n"})
+    chapter = tmp_path / "chapters/ch1.tex"
+    for given in (tmp_path / "main.tex", chapter):
+        workspace, errors = Workspace.for_paths([given], Settings())
+        assert errors == [] and dangling(workspace, chapter) == []
+        assert {r.key for r in workspace.wanted()} == {"knuth84"}

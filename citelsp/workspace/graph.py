@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -63,9 +64,9 @@ class CitationGraph:
         self.in_tex_trees: set[str] = set()
         """Bibliographies found in TeX's own trees (``IEEEabrv.bib``): used, but not the
         writer's files to warn about."""
-        self._inherited: dict[str, Path] = {}
-        """Manuscript URI → the project or folder metadata file that names its
-        bibliographies (it names none itself)."""
+        self._inherited: dict[str, Inherited] = {}
+        """Manuscript URI → what the project, folder metadata or LaTeX main file it is part
+        of gives it (it names no bibliography itself, or Quarto joins them)."""
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -138,9 +139,16 @@ class CitationGraph:
             if written and inherited is not None:
                 inherited = _with_project(inherited, manuscript, base)
             if inherited is not None:
-                self._inherited[manuscript.uri] = inherited.source
+                self._inherited[manuscript.uri] = inherited
                 written, base = list(inherited.written), inherited.folder
+                own += tuple(u for u in map(self._loaded, inherited.bibitems) if u not in own)
         latex = language_for_path(path.name) == "latex"
+        files = list(filter(_names_a_file, written))
+        if latex and files and base == path.parent and not all(
+                (base / w).exists() for w in files):  # a part's paths: from its main file's
+            main = self._projects.main_file(path, manuscript.root)  # folder, where TeX runs
+            if main is not None and all((main.parent / w).exists() for w in files):
+                base = main.parent
         paths = []
         for name in filter(_names_a_file, written):
             located = base / name
@@ -149,7 +157,8 @@ class CitationGraph:
                 self.in_tex_trees.add(path_to_uri(found))
             paths.append(located)
         if latex and not all(p.exists() for p in paths):
-            paths = self._with_bbl(paths, self._inherited.get(manuscript.uri) or path)
+            source = self._inherited.get(manuscript.uri)
+            paths = self._with_bbl(paths, path if source is None else source.source)
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)
@@ -170,6 +179,14 @@ class CitationGraph:
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
+
+    def document_parts(self, manuscript: Manuscript) -> list[Path]:
+        """The files a LaTeX manuscript ``\\input``s or ``\\include``s (as on disk, and the
+        files they input): the rest of the document it is the main file of."""
+        path = uri_to_path(manuscript.uri)
+        if language_for_path(path.name) != "latex":
+            return []
+        return self._projects.parts_below(path)
 
     def _with_bbl(self, paths: list[Path], main: Path) -> list[Path]:
         """``paths`` with the missing ones replaced by BibTeX's output for the main file
@@ -232,7 +249,8 @@ class CitationGraph:
             elif not isinstance(self.corpus.get(uri), Bibliography):
                 found.append((written, self.corpus.unreadable.get(uri)
                               or "not a BibTeX, CSL-JSON or CSL-YAML bibliography"))
-        if found and (source := self._inherited.get(manuscript.uri)) is not None:
+        if found and (inherited := self._inherited.get(manuscript.uri)) is not None:
+            source = inherited.source
             own = set(manuscript.bibliography_paths)
             found = [(written, why if written in own else f"{why}; named in {source}")
                      for written, why in found]
@@ -243,12 +261,12 @@ class CitationGraph:
         chapter checked on its own), so what the rest of the document cites is not known:
         its LaTeX main file is not open, or its Markdown project is too large to read (the
         other documents of a project are read from disk, ``Projects.cited_in_project``)."""
-        source = self._inherited.get(manuscript.uri)
-        if source is None:
+        inherited = self._inherited.get(manuscript.uri)
+        if inherited is None:
             return False
-        if source.suffix.lower() == ".tex":
-            return _uri(source) not in self.corpus.open
-        return self._projects.markdown_files(source.parent) is None  # else read from disk
+        if inherited.main is not None:
+            return _uri(inherited.main) not in self.corpus.open
+        return self._projects.markdown_files(inherited.source.parent) is None  # read from disk
 
     def users(self, bibliography_uri: str) -> list[Manuscript]:
         """The open manuscripts that use this bibliography (the ones a writer works on:
@@ -316,7 +334,7 @@ class CitationGraph:
             return Resolved(citation.key, refs)
         if citation.syntax == "latex" and (primary := self.alias_of(manuscript, citation.key)):
             return Resolved(primary.key, self._lookup(bibs, primary.key))
-        members = manuscript.sets.get(citation.key) or next(
+        members = self.sets_of(manuscript).get(citation.key) or next(
             (b.sets[citation.key] for b in bibs if citation.key in b.sets), None)
         if members is not None:  # a biblatex set (@set or \defbibentryset): its members
             return Resolved(citation.key, tuple(r for k in members
@@ -325,6 +343,14 @@ class CitationGraph:
         if mapped:
             return Resolved(mapped, self._lookup(bibs, mapped))
         return Resolved(citation.key, ())
+
+    def sets_of(self, manuscript: Manuscript) -> Mapping[str, tuple[str, ...]]:
+        """The entry sets a manuscript can cite by name: its own ``\\defbibentryset``s, and
+        those of the LaTeX main file it is a chapter of."""
+        inherited = self._inherited.get(manuscript.uri)
+        if inherited is None or not inherited.sets:
+            return manuscript.sets
+        return {**inherited.sets, **manuscript.sets}
 
     def _lookup(self, bibliographies: list[Bibliography], key: str) -> tuple[Reference, ...]:
         return tuple(r for b in bibliographies for r in self.key_index(b).get(key, ()))
@@ -362,9 +388,9 @@ class CitationGraph:
         if language_for_path(path.name) == "latex":  # and what the files it inputs cite
             below = self._projects.cited_below(path)
             return None if below is None else keys | below
-        source = self._inherited.get(manuscript.uri)
-        if source is not None:  # and what the project's other documents cite, on disk
-            project = self._projects.cited_in_project(source.parent)
+        inherited = self._inherited.get(manuscript.uri)
+        if inherited is not None:  # and what the project's other documents cite, on disk
+            project = self._projects.cited_in_project(inherited.source.parent)
             return None if project is None else keys | project
         return keys
 
@@ -381,7 +407,7 @@ class CitationGraph:
             if (ids := ref.fields.get("ids")) is not None:  # \cite{alias} (biblatex)
                 candidates += [c for a in key_list(ids.value) for c in by_key.get(a, [])
                                if c.syntax == "latex"]
-            for sets in [m.sets] + [b.sets for b in self.bibliographies(m)]:
+            for sets in [self.sets_of(m)] + [b.sets for b in self.bibliographies(m)]:
                 candidates += [c for set_key, members in sets.items() if ref.key in members
                                for c in by_key.get(set_key, [])]  # \cite{set} it is in
             found += [c for c in candidates

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from citelsp.documents.latex import document_root, latex_inputs, parse_latex
+from citelsp.documents.latex import document_root, entry_sets, latex_inputs, parse_latex
 from citelsp.documents.manuscript import front_matter, language_for_path, parse_manuscript
 from citelsp.uris import path_to_uri
 from citelsp.workspace.corpus import SKIPPED_DIRS, read_document
@@ -65,6 +66,13 @@ class Inherited:
     biber read every input's paths from there)."""
     quarto: bool = False
     """Quarto metadata, which Quarto merges with a document's own (``quarto_merged``)."""
+    main: Path | None = None
+    """The LaTeX document's main file (which may name them in a preamble it inputs)."""
+    bibitems: tuple[Path, ...] = ()
+    """The files of that LaTeX document that hold its ``thebibliography``."""
+    sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The entry sets a LaTeX main file and the files it inputs define
+    (``\\defbibentryset``), which a chapter cites by name."""
     listed: bool = False
     """Whether Quarto metadata wrote them as a list (here or in a file merged into it)."""
 
@@ -158,9 +166,15 @@ class Projects:
             if main is None or main in seen or (read := self._read(main)) is None:
                 return None
             found = self._named_below(main, main.parent)
+            if found is None and self._bibitems_of(main):  # its own thebibliography
+                found = Inherited(main, (), main.parent)
             seen.add(main)
             current, root = main, read.root
-        return found
+        if found is None or current == chapter:
+            return found if found is None else replace(found, main=chapter)
+        sets = {name: members for path in (current, *(p for p, _ in self._below(current)))
+                if (read := self._read(path)) is not None for name, members in read.sets.items()}
+        return replace(found, main=current, sets=sets, bibitems=self._bibitems_of(current))
 
     def _named_below(self, path: Path, folder: Path, depth: int = 0) -> Inherited | None:
         """The bibliographies ``path`` names, or else the first file it inputs that names
@@ -192,6 +206,31 @@ class Projects:
                 return None
             keys |= read.keys
         return frozenset(keys)
+
+    def parts_below(self, main: Path) -> list[Path]:
+        """The LaTeX files ``main`` inputs, and the files they input (as on disk), that cite
+        works: the chapters of the document (a preamble or a table has nothing to check)."""
+        return [path for path, read in self._below(main)
+                if language_for_path(path.name) == "latex" and read.keys != frozenset()]
+
+    def main_file(self, part: Path, root: str | None) -> Path | None:
+        """The main file of the LaTeX document ``part`` belongs to, followed up through the
+        files that input it (None when it is not part of another). TeX reads every path a
+        part names from the main file's folder."""
+        current, seen = _normal(part), set()
+        while len(seen) <= MAX_NESTING:
+            seen.add(current)
+            main = (_normal(current.parent / root) if root is not None
+                    else self._includer(current))
+            if main is None or main in seen or (read := self._read(main)) is None:
+                break
+            current, root = main, read.root
+        return None if current == _normal(part) else current
+
+    def _bibitems_of(self, main: Path) -> tuple[Path, ...]:
+        read = self._read(main)
+        return (*([main] if read is not None and read.bibitems else []),
+                *self.bibitems_below(main))
 
     def bibitems_below(self, main: Path) -> list[Path]:
         """The files ``main`` inputs (as on disk) that hold a ``thebibliography``: its
@@ -239,7 +278,8 @@ class Projects:
                     tuple(bibliographies), document_root(text), tuple(latex_inputs(text)),
                     None if any(c.wildcard for c in citations)
                     else frozenset(c.key for c in citations),
-                    "\\begin{thebibliography}" in text)
+                    "\\begin{thebibliography}" in text,
+                    entry_sets(text) if "\\defbibentryset" in text else {})
         return self._latex[path]
 
 
@@ -253,6 +293,8 @@ class _LatexFile:
     """The keys it cites; None when it cites every entry (``\\nocite{*}``)."""
     bibitems: bool = False
     """Whether it holds a ``thebibliography`` (a main file's ``\\input{bibliography}``)."""
+    sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The entry sets it defines (``\\defbibentryset``)."""
 
 
 def _names(including: Path, inputs: tuple[str, ...], chapter: Path) -> bool:

@@ -97,6 +97,11 @@ class Workspace:
             else:
                 errors.append(f"{path}: {why}")
         errors += folders_without_work(folders, passed_over)
+        for doc in workspace.corpus.open_documents():  # a main file's \input chapters
+            if isinstance(doc, Manuscript):
+                for part in workspace.graph.document_parts(doc):
+                    if not workspace.corpus.is_open(path_to_uri(part)):
+                        workspace._open_path(part)  # unreadable or empty: nothing to check
         for doc in workspace.corpus.open_documents():
             if isinstance(doc, Manuscript):
                 errors += workspace._bibliography_errors(doc)
