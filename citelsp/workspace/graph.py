@@ -130,7 +130,8 @@ class CitationGraph:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         path = uri_to_path(manuscript.uri)
-        if language_for_path(path.name) == "latex":  # \input{bibliography}: a thebibliography
+        latex = language_for_path(path.name) == "latex"
+        if latex:  # \input{bibliography}: a thebibliography
             own += tuple(self._loaded(p) for p in self._projects.bibitems_below(path))
         written, base = list(manuscript.bibliography_paths), path.parent
         self._inherited.pop(manuscript.uri, None)
@@ -142,13 +143,8 @@ class CitationGraph:
                 self._inherited[manuscript.uri] = inherited
                 written, base = list(inherited.written), inherited.folder
                 own += tuple(u for u in map(self._loaded, inherited.bibitems) if u not in own)
-        latex = language_for_path(path.name) == "latex"
-        files = list(filter(_names_a_file, written))
-        if latex and files and base == path.parent and not all(
-                (base / w).exists() for w in files):  # a part's paths: from its main file's
-            main = self._projects.main_file(path, manuscript.root)  # folder, where TeX runs
-            if main is not None and all((main.parent / w).exists() for w in files):
-                base = main.parent
+        elif latex:
+            base = self._folder_for_paths(manuscript, path, written)
         paths = []
         for name in filter(_names_a_file, written):
             located = base / name
@@ -179,6 +175,18 @@ class CitationGraph:
         uris = self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
         found = [u for u in uris if isinstance(self.corpus.load(u), Bibliography)]
         return own + tuple(found), True
+
+    def _folder_for_paths(self, manuscript: Manuscript, path: Path, written: list[str]
+                          ) -> Path:
+        """What the bibliography paths a LaTeX file names are relative to: its folder, or,
+        for a chapter, its main file's, where TeX runs (tried when one is not beside it)."""
+        files = list(filter(_names_a_file, written))
+        if all((path.parent / w).exists() for w in files):
+            return path.parent
+        main = self._projects.main_file(path, manuscript.root)
+        if main is not None and all((main.parent / w).exists() for w in files):
+            return main.parent
+        return path.parent
 
     def document_parts(self, manuscript: Manuscript) -> list[Path]:
         """The files a LaTeX manuscript ``\\input``s or ``\\include``s (as on disk, and the

@@ -85,6 +85,7 @@ class Projects:
         self._folders: dict[Path, Inherited | None] = {}
         self._latex: dict[Path, _LatexFile | None] = {}
         self._documents: dict[tuple[Path, str | None], Inherited | None] = {}
+        self._mains: dict[tuple[Path, str | None], Path | None] = {}
         self._cited: dict[Path, frozenset[str] | None] = {}
         self._markdown: dict[Path, list[Path] | None] = {}
         self._project_keys: dict[Path, frozenset[str] | None] = {}
@@ -93,6 +94,7 @@ class Projects:
         self._folders.clear()
         self._latex.clear()
         self._documents.clear()
+        self._mains.clear()
         self._cited.clear()
         self._markdown.clear()
         self._project_keys.clear()
@@ -217,6 +219,12 @@ class Projects:
         """The main file of the LaTeX document ``part`` belongs to, followed up through the
         files that input it (None when it is not part of another). TeX reads every path a
         part names from the main file's folder."""
+        key = (part, root)
+        if key not in self._mains:
+            self._mains[key] = self._main_file(part, root)
+        return self._mains[key]
+
+    def _main_file(self, part: Path, root: str | None) -> Path | None:
         current, seen = _normal(part), set()
         while len(seen) <= MAX_NESTING:
             seen.add(current)
