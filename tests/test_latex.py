@@ -222,3 +222,15 @@ def test_dynamic_entry_sets_are_read_outside_comments():
     text = ("\\defbibentryset{pair}{a, b}\n% \\defbibentryset{old}{c}\n"
             "\\defbibentryset {trio} {c,d,e}\n")
     assert entry_sets(text) == {"pair": ("a", "b"), "trio": ("c", "d", "e")}
+
+
+def test_multibib_commands_cite_and_name_bibliographies():
+    """multibib's ``\\newcites{sec,web}{…}`` makes ``\\citesec``, ``\\nocitesec`` and
+    ``\\bibliographysec``; a suffix that makes natbib's ``\\citep`` leaves it natbib's."""
+    text = ("\\newcites{sec,web,p}{Secondary,Web,P}\n"
+            "\\cite{a} \\citesec{b} \\citeweb[p.~3]{c} \\nocitesec{d} \\citep{e} \\citesecx{f}\n"
+            "\\bibliography{main}\\bibliographysec{secondary}\\bibliographyweb{web.bib}\n")
+    _, paths = parse_latex(URI, text)
+    assert keys(text) == ["a", "b", "c", "d", "e"]
+    assert paths == ["main.bib", "secondary.bib", "web.bib"]
+    assert keys(text.replace("\\newcites", "\\renewcommand")) == ["a", "e"]

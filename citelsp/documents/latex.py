@@ -10,6 +10,7 @@ keeping offsets.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from citelsp.documents.model import Citation, key_list
@@ -71,6 +72,7 @@ _MAGIC_ROOT = re.compile(r"^[ \t]*%[ \t]*![ \t]*TEX[ \t]+root[ \t]*=[ \t]*(\S(?:
 _INPUT = re.compile(r"\\(?:input|include|subfile)[ \t]*\{(?P<file>[^{}\r\n]+)\}"
                     r"|\\(?:sub)?import\*?[ \t]*\{(?P<folder>[^{}\r\n]*)\}[ \t]*"
                     r"\{(?P<name>[^{}\r\n]+)\}")
+_NEWCITES = re.compile(r"\\newcites[ \t]*\{([^{}]+)\}")
 _DEFSET = re.compile(r"\\defbibentryset[ \t]*\{([^{}]+)\}[ \t]*\{([^{}]*)\}")
 _SUBFILES = re.compile(r"\\documentclass[ \t]*\[([^\]\r\n]+)\][ \t]*\{subfiles\}")
 
@@ -81,13 +83,29 @@ def parse_latex(uri: str, text: str) -> tuple[list[Citation], list[str]]:
     source = visible_source(text)
     citations: list[Citation] = []
     paths: list[str] = []
-    for m in _COMMAND.finditer(source):
+    for m in _commands(source):
         name = m.group("name")
         if name in BIBLIOGRAPHY_COMMANDS:
             paths.extend(_bibliography(source, m.end(), name))
         else:
             citations.extend(_citations(uri, source, m, name))
     return citations, paths
+
+
+def _commands(source: str) -> Iterator[re.Match[str]]:
+    """The citation and bibliography commands, in order; with multibib's
+    ``\\newcites{sec}{Title}``, also ``\\citesec``, ``\\nocitesec`` and ``\\bibliographysec``
+    (named as the commands they stand for)."""
+    suffixes = [suffix for m in _NEWCITES.finditer(source)
+                for suffix in key_list(m.group(1)) if suffix.isalpha()]
+    if not suffixes:
+        yield from _COMMAND.finditer(source)
+        return
+    extra = re.compile(r"\\(?P<name>cite|nocite|bibliography)(?:" + "|".join(
+        sorted(set(suffixes), key=len, reverse=True)) + r")(?![A-Za-z@])\*?")
+    found = {m.start(): m for m in extra.finditer(source)}
+    found.update((m.start(), m) for m in _COMMAND.finditer(source))  # \\citep stays natbib's
+    yield from (found[start] for start in sorted(found))
 
 
 def document_root(text: str) -> str | None:
