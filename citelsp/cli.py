@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "it is a terminal).",
         epilog=CHECK_EPILOG)
     check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a manuscript (.md .markdown .qmd .rmd .tex .ltx .latex; a LaTeX "
+                       help="a manuscript (.md .markdown .qmd .rmd .tex .ltx .latex .Rnw; a LaTeX "
                             "main file brings the chapters it inputs), a bibliography (.bib, "
                             "CSL .json), a directory (searched for both) or a glob pattern")
     check.add_argument("--bib", action="append", default=[], metavar="FILE",

@@ -106,6 +106,28 @@ def test_offline_says_so_fast_and_exits_three(tmp_path):
     assert never.returncode == 0
 
 
+KNUTH = "@book{knuth84, title = {The TeXbook}, author = {Knuth, Donald E.}, year = 1984}\n"
+
+
+def test_a_thesis_main_file_is_checked_with_its_chapters_and_a_vignette_as_latex(tmp_path):
+    """``citelsp check thesis.tex`` checks the citations of the chapters it inputs (it said
+    "0 references" before); a Sweave/knitr ``.Rnw`` is LaTeX, also in a folder search."""
+    write(tmp_path, **{
+        "thesis.tex": "\\begin{document}\n\\include{chapters/one}\n"
+                      "\\bibliography{refs}\n\\end{document}\n",
+        "chapters/one.tex": "As \\cite{knuth84} and \\cite{nowhere}.\n", "refs.bib": KNUTH,
+        "vignettes/intro.Rnw": "<<setup>>=\nx %in% y\n@\nSee \\citep{knuth84}.\n"
+                               "\\bibliography{../refs}\n"})
+    done = citelsp("check", "thesis.tex", "--offline", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "chapters/one.tex:1:29: P0 DANGLING_CITATION nowhere" in done.stdout
+    assert "[cited at chapters/one.tex:1:10]" in done.stdout
+    assert "1 reference: 0 verified" in done.stdout
+    folder = citelsp("check", "vignettes", "--offline", "--fail-on", "never", cwd=tmp_path)
+    assert folder.returncode == 0, folder.stderr
+    assert "[cited at vignettes/intro.Rnw:4:12]" in folder.stdout
+
+
 def test_an_offline_check_never_loads_the_http_stack(tmp_path):
     """httpx is loaded at the first request (``resolution.http``): an offline check sends
     none, so it does not pay for the import."""

@@ -24,6 +24,7 @@ def cut(text: str, span: Span) -> str:
         ("thesis.tex", "latex"),
         ("x.ltx", "latex"),
         ("x.latex", "latex"),
+        ("vignette.Rnw", "latex"),
         ("notes.txt", "plaintext"),
         ("refs.bib", None),
         ("data.json", None),

@@ -29,6 +29,7 @@ _LANGUAGES: dict[str, Language] = {
     ".tex": "latex",
     ".ltx": "latex",
     ".latex": "latex",
+    ".rnw": "latex",  # Sweave and knitr: LaTeX with R chunks
     ".txt": "plaintext",
 }
 

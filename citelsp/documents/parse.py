@@ -19,7 +19,7 @@ BIBLIOGRAPHY_SUFFIXES = (".bib", ".json")
 CSL_YAML_SUFFIXES = (".yaml", ".yml")
 """CSL-YAML bibliographies, read only where they are named: most YAML files in a project
 configure something."""
-MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".latex")
+MANUSCRIPT_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd", ".tex", ".ltx", ".latex", ".rnw")
 _REFERENCES_KEY = re.compile(r"^references[ \t]*:", re.MULTILINE)
 _EDITOR_LANGUAGES = {"tex": "latex", "quarto": "markdown", "rmd": "markdown"}
 

@@ -202,7 +202,7 @@ class CitationGraph:
         ``.bib``, and LaTeX reads the ``.bbl`` anyway. A failed BibTeX run leaves an empty
         one, and then the missing ``.bib`` is what to report. Read through the corpus, so
         an unchanged file is not read again at every link."""
-        if main.suffix.lower() != ".tex":
+        if language_for_path(main.name) != "latex":
             return paths
         bbl = main.with_suffix(".bbl")
         doc = self.corpus.load(path_to_uri(bbl))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.documents.bibtex import paused_gc
+from citelsp.documents.manuscript import language_for_path
 from citelsp.documents.model import (
     PRINTED,
     Bibliography,
@@ -118,7 +119,7 @@ class Workspace:
         if cites and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
             how = ("with \\bibliography{}, or its main file with % !TeX root = main.tex"
-                   if where.suffix.lower() in (".tex", ".ltx", ".latex")
+                   if language_for_path(where.name) == "latex"
                    else "in its front matter (bibliography:)")
             return [f"{where}: no bibliography found: name one {how}, or pass --bib FILE"]
         return []

@@ -35,7 +35,7 @@ const DOCUMENTS = [
   { scheme: 'file', language: 'yaml' },
   // Without a LaTeX, Quarto or R extension VS Code opens these as plain text.
   { scheme: 'file', pattern: '**/*.bib' },
-  { scheme: 'file', pattern: '**/*.{qmd,Rmd,rmd}' },
+  { scheme: 'file', pattern: '**/*.{qmd,Rmd,rmd,Rnw,rnw}' },
 ];
 
 const RUNNING_CONTEXT = 'citelsp.serverRunning';

@@ -14,7 +14,7 @@ M.defaults = {
   name = "citelsp",
   cmd = { "citelsp" },
   cmd_env = nil,
-  filetypes = { "markdown", "quarto", "rmd", "tex", "plaintex", "bib", "json", "yaml" },
+  filetypes = { "markdown", "quarto", "rmd", "rnoweb", "tex", "plaintex", "bib", "json", "yaml" },
   root_markers = { ".git", ".citelsp" },
   settings = {},
   on_attach = nil,
@@ -23,7 +23,7 @@ M.defaults = {
 }
 
 -- Neovim filetypes are not LSP language ids; the server reads these.
-local LANGUAGE_IDS = { tex = "latex", plaintex = "latex", bib = "bibtex" }
+local LANGUAGE_IDS = { tex = "latex", plaintex = "latex", rnoweb = "latex", bib = "bibtex" }
 
 local config = nil
 local clients = {} -- root folder -> client id (Neovim 0.7 only)
