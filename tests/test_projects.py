@@ -325,3 +325,12 @@ def test_a_chapter_cites_the_thebibliography_of_its_main_file(tmp_path, where):
         workspace, errors = Workspace.for_paths([given], Settings())
         assert errors == [] and dangling(workspace, chapter) == []
         assert {r.key for r in workspace.wanted()} == {"knuth84"}
+
+
+@pytest.mark.parametrize("main", ["thesis.ltx", "report.Rnw"])
+def test_a_main_file_need_not_be_a_tex_file(tmp_path, main):
+    write(tmp_path, **{main: "\\input{chapters/ch1}\n\\bibliography{refs}\n",
+                       "chapters/ch1.tex": "\\cite{knuth84}\n", "refs.bib": KNUTH})
+    chapter = tmp_path / "chapters/ch1.tex"
+    workspace, errors = Workspace.for_paths([chapter], Settings())
+    assert errors == [] and dangling(workspace, chapter) == []

@@ -267,9 +267,10 @@ class Projects:
 
     def _includer(self, chapter: Path) -> Path | None:
         for here in chapter.parents[:MAX_LEVELS_UP + 1]:
-            for candidate in sorted(here.glob("*.tex")):
-                if candidate != chapter and (read := self._read(candidate)) is not None \
-                        and _names(candidate, read.inputs, chapter):
+            for candidate in sorted(here.glob("*.*")):  # .tex, .ltx, .Rnw
+                if candidate != chapter and language_for_path(candidate.name) == "latex" and (
+                        read := self._read(candidate)) is not None and _names(
+                        candidate, read.inputs, chapter):
                     return candidate
         return None
 
