@@ -224,6 +224,24 @@ def test_dynamic_entry_sets_are_read_outside_comments():
     assert entry_sets(text) == {"pair": ("a", "b"), "trio": ("c", "d", "e")}
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["\\lstinline|\\cite{a}| \\cite{b}", "\\lstinline[language=TeX]{\\cite{a}} \\cite{b}",
+     "\\mintinline{latex}{\\cite{a}} \\cite{b}", "\\mintinline[lineos]{tex}!\\cite{a}! \\cite{b}",
+     "\\MakeShortVerb{\\|}\n|\\cite{a}| \\cite{b}", "\\MakeShortVerb*\\+ +\\cite{a}+ \\cite{b}",
+     "\\DefineShortVerb[fontsize=\\small]{\\|} |\\cite{a}| \\cite{b}"],
+)
+def test_inline_code_and_short_verbatim_are_not_read(text):
+    """listings' ``\\lstinline``, minted's ``\\mintinline`` and, after ``\\MakeShortVerb{\\|}``
+    (ltxdoc's manuals), ``|…|`` show code: a ``\\cite`` in them cites nothing."""
+    assert keys(text) == ["b"]
+
+
+def test_short_verbatim_starts_where_it_is_declared_and_needs_a_closing_character():
+    text = "|\\cite{a}| \\MakeShortVerb{\\|} |\\cite{b}| \\cite{c} |open \\cite{d}\n|\\cite{e}|"
+    assert keys(text) == ["a", "c", "d"]
+
+
 def test_multibib_commands_cite_and_name_bibliographies():
     """multibib's ``\\newcites{sec,web}{…}`` makes ``\\citesec``, ``\\nocitesec`` and
     ``\\bibliographysec``; a suffix that makes natbib's ``\\citep`` leaves it natbib's."""

@@ -52,12 +52,18 @@ _VERBATIM_ENVIRONMENTS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "mi
 _NAMES = sorted(CITE_COMMANDS | VOLUME_CITE_COMMANDS | MULTI_CITE_COMMANDS
                 | BIBLIOGRAPHY_COMMANDS, key=len, reverse=True)
 _COMMAND = re.compile(r"\\(?P<name>" + "|".join(_NAMES) + r")(?![A-Za-z@])\*?")
-_HIDDEN = re.compile(
-    r"\\\\|\\%|(?P<comment>%)|(?P<iffalse>\\iffalse(?![A-Za-z@]))|\\verb\*?(?![A-Za-z])"
+_HIDDEN_PATTERN = (
+    r"\\\\|\\%|(?P<comment>%)|(?P<iffalse>\\iffalse(?![A-Za-z@]))"
+    r"|(?P<verb>\\verb\*?(?![A-Za-z])|\\lstinline(?![A-Za-z@])(?:\[[^\]\r\n]*\])?"
+    r"|\\mintinline(?:\[[^\]\r\n]*\])?\{[^{}\r\n]*\})"
     r"|\\begin\{(?P<env>"
     + "|".join(re.escape(name) for name in _VERBATIM_ENVIRONMENTS)
     + r")\}"
 )
+_HIDDEN = re.compile(_HIDDEN_PATTERN)
+_SHORT_VERB = re.compile(r"\\(?:MakeShortVerb|DefineShortVerb)\*?(?:\[[^\]]*\])?[ \t]*"
+                         r"(?:\{\\(?P<braced>[^A-Za-z@\s])\}|\\(?P<bare>[^A-Za-z@\s]))")
+"""doc's and fancyvrb's short verbatim: after ``\\MakeShortVerb{\\|}``, ``|\\cite{x}|`` is code."""
 _CONDITIONAL = re.compile(r"\\(if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
 _GAP = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?")
 _BRACED = r"\{(?:[^{}\\]|\\.|\{(?:[^{}\\]|\\.)*\})*\}"
@@ -154,13 +160,19 @@ def latex_inputs(text: str) -> list[str]:
 
 
 def visible_source(text: str) -> str:
-    """``text`` with comments, ``\\iffalse`` passages, ``\\verb`` arguments and verbatim
-    environments blanked by spaces (line breaks kept), so offsets stay those of ``text``."""
+    """``text`` with comments, ``\\iffalse`` passages, ``\\verb`` and ``\\lstinline``
+    arguments, short verbatim and verbatim environments blanked by spaces (line breaks
+    kept), so offsets stay those of ``text``."""
     hidden: list[tuple[int, int]] = []
     cursor = 0
     line_end = -1  # the end of the line of the last \verb, found once per line
     unclosed = False  # an \iffalse ran to the end: later ones are not looked at again
-    for m in _HIDDEN.finditer(text):
+    pattern, short_from = _HIDDEN, len(text)
+    if "ShortVerb" in text and (declared := list(_SHORT_VERB.finditer(text))):
+        chars = "".join(re.escape(m.group("braced") or m.group("bare")) for m in declared)
+        pattern = re.compile(_HIDDEN_PATTERN + f"|(?P<short>[{chars}])")
+        short_from = declared[0].end()
+    for m in pattern.finditer(text):
         if m.start() < cursor:
             continue
         if m.group("comment") is not None:
@@ -176,12 +188,18 @@ def visible_source(text: str) -> str:
             closing = "\\end{" + m.group("env") + "}"
             end = text.find(closing, m.end())
             cursor = len(text) if end == -1 else end + len(closing)
-        elif m.group().startswith("\\verb"):
+        elif m.group("verb") is not None or m.lastgroup == "short" and m.start() >= short_from:
             if line_end < m.end():
                 line_end = text.find("\n", m.end())
                 line_end = len(text) if line_end == -1 else line_end
-            end = text.find(text[m.end() : m.end() + 1], m.end() + 1, line_end)
-            if m.end() == line_end or end == -1:
+            if m.lastgroup == "short":  # |code|: the character that opened it closes it
+                end = text.find(m.group(), m.end(), line_end)
+            elif m.end() == line_end:
+                continue
+            else:  # \verb|code|, \lstinline{code}
+                delimiter = text[m.end()]
+                end = text.find("}" if delimiter == "{" else delimiter, m.end() + 1, line_end)
+            if end == -1:
                 continue
             cursor = end + 1
         else:
