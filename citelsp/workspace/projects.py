@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -160,23 +160,31 @@ class Projects:
 
     def _latex_document(self, chapter: Path, root: str | None) -> Inherited | None:
         found = self._named_below(chapter, chapter.parent)  # a main file with a preamble
-        seen = {chapter}
-        current = chapter
-        while found is None and len(seen) <= MAX_NESTING:
-            main = (_normal(current.parent / root) if root is not None
-                    else self._includer(current))
-            if main is None or main in seen or (read := self._read(main)) is None:
-                return None
+        if found is not None:
+            return replace(found, main=chapter)
+        for main in self._includers(chapter, root):
             found = self._named_below(main, main.parent)
             if found is None and self._bibitems_of(main):  # its own thebibliography
                 found = Inherited(main, (), main.parent)
+            if found is not None:
+                sets = {name: members for path in (main, *(p for p, _ in self._below(main)))
+                        if (read := self._read(path)) is not None
+                        for name, members in read.sets.items()}
+                return replace(found, main=main, sets=sets, bibitems=self._bibitems_of(main))
+        return None
+
+    def _includers(self, part: Path, root: str | None) -> Iterator[Path]:
+        """The files above ``part`` in its LaTeX document, nearest first: the one its
+        ``root`` names or that inputs it, the one above that, and so on."""
+        seen, current = {part}, part
+        while len(seen) <= MAX_NESTING:
+            main = (_normal(current.parent / root) if root is not None
+                    else self._includer(current))
+            if main is None or main in seen or (read := self._read(main)) is None:
+                return
+            yield main
             seen.add(main)
             current, root = main, read.root
-        if found is None or current == chapter:
-            return found if found is None else replace(found, main=chapter)
-        sets = {name: members for path in (current, *(p for p, _ in self._below(current)))
-                if (read := self._read(path)) is not None for name, members in read.sets.items()}
-        return replace(found, main=current, sets=sets, bibitems=self._bibitems_of(current))
 
     def _named_below(self, path: Path, folder: Path, depth: int = 0) -> Inherited | None:
         """The bibliographies ``path`` names, or else the first file it inputs that names
@@ -225,15 +233,8 @@ class Projects:
         return self._mains[key]
 
     def _main_file(self, part: Path, root: str | None) -> Path | None:
-        current, seen = _normal(part), set()
-        while len(seen) <= MAX_NESTING:
-            seen.add(current)
-            main = (_normal(current.parent / root) if root is not None
-                    else self._includer(current))
-            if main is None or main in seen or (read := self._read(main)) is None:
-                break
-            current, root = main, read.root
-        return None if current == _normal(part) else current
+        above = list(self._includers(_normal(part), root))
+        return above[-1] if above else None
 
     def _bibitems_of(self, main: Path) -> tuple[Path, ...]:
         read = self._read(main)
