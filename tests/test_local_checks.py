@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from citelsp.config import Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Severity
@@ -51,6 +53,20 @@ def test_dangling_citation_on_the_key(tmp_path):
     dangling = by_code(ws.local_problems(paper_uri), "DANGLING_CITATION")
     assert [p.key for p in dangling] == ["missing"]
     assert PAPER[dangling[0].span.start:dangling[0].span.end] == "missing"
+
+
+@pytest.mark.parametrize(("name", "text", "how"), [
+    ("paper.md", "See [@smith2020].\n", "name one with bibliography: in its front matter"),
+    ("paper.tex", "See \\cite{smith2020}.\n", "name one with \\bibliography{} or "
+     "\\addbibresource{}, or its main file with % !TeX root = main.tex")])
+def test_a_manuscript_with_no_bibliography_at_all_says_so_on_each_citation(tmp_path, name,
+                                                                           text, how):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    ws, errors = Workspace.for_paths([tmp_path / name], Settings())
+    (dangling,) = by_code(ws.local_problems((tmp_path / name).as_uri()), "DANGLING_CITATION")
+    assert dangling.message == ("citation key 'smith2020' is not in any bibliography of this "
+                                f"manuscript (it has none: {how})")
+    assert errors == [f"{tmp_path / name}: no bibliography found: {how}, or pass --bib FILE"]
 
 
 def test_a_citation_of_an_entry_that_cannot_be_read_points_at_it(tmp_path):

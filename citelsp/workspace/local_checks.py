@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.crossref import named_keys, parent_key
+from citelsp.documents.manuscript import language_for_path
 from citelsp.documents.model import (
     PRINTED,
     Bibliography,
@@ -104,9 +105,12 @@ class LocalChecks:
             if c.wildcard or resolved.references or is_cross_reference(c):
                 continue
             if unreadable is None:
-                unreadable = _unreadable_entries(self.graph.bibliographies(manuscript))
+                bibliographies = self.graph.bibliographies(manuscript)
+                unreadable = _unreadable_entries(bibliographies)
+                none = "" if bibliographies or self.graph.unreadable_bibliographies(
+                    manuscript) else _no_bibliography(manuscript)
             what = "ref marker slug" if c.syntax == "marker" else "citation key"
-            message = f"{what} '{c.key}' is not in any bibliography of this manuscript"
+            message = f"{what} '{c.key}' is not in any bibliography of this manuscript{none}"
             related: tuple[Location, ...] = ()
             if (broken := unreadable.get(c.key)) is not None:
                 bib, problem = broken
@@ -190,6 +194,18 @@ def _cited_by_alias(ref: Reference, cited: set[str]) -> bool:
     file inputs, read from disk as keys)."""
     ids = ref.fields.get("ids")
     return ids is not None and any(a in cited for a in key_list(ids.value))
+
+
+def _no_bibliography(manuscript: Manuscript) -> str:
+    return f" (it has none: {how_to_name_a_bibliography(manuscript)})"
+
+
+def how_to_name_a_bibliography(manuscript: Manuscript) -> str:
+    """How a manuscript that has no bibliography at all can name one, by its language."""
+    if language_for_path(uri_to_path(manuscript.uri).name) == "latex":
+        return ("name one with \\bibliography{} or \\addbibresource{}, or its main file with "
+                "% !TeX root = main.tex")
+    return "name one with bibliography: in its front matter"
 
 
 def _unreadable_entries(bibliographies: Iterable[Bibliography]

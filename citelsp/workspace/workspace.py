@@ -18,7 +18,6 @@ from pathlib import Path
 
 from citelsp.config import Settings
 from citelsp.documents.bibtex import paused_gc
-from citelsp.documents.manuscript import language_for_path
 from citelsp.documents.model import (
     PRINTED,
     Bibliography,
@@ -40,7 +39,7 @@ from citelsp.verdict.reasons import severity_priority
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
-from citelsp.workspace.local_checks import LocalChecks
+from citelsp.workspace.local_checks import LocalChecks, how_to_name_a_bibliography
 from citelsp.workspace.problems import decided_problems
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
@@ -118,10 +117,8 @@ class Workspace:
         cites = not all(map(is_cross_reference, manuscript.citations))  # a work, not a figure
         if cites and manuscript.inline is None and not [
                 b for b in self.graph.bibliographies(manuscript) if b.uri != manuscript.uri]:
-            how = ("with \\bibliography{}, or its main file with % !TeX root = main.tex"
-                   if language_for_path(where.name) == "latex"
-                   else "in its front matter (bibliography:)")
-            return [f"{where}: no bibliography found: name one {how}, or pass --bib FILE"]
+            return [f"{where}: no bibliography found: "
+                    f"{how_to_name_a_bibliography(manuscript)}, or pass --bib FILE"]
         return []
 
     def _open_path(self, path: Path) -> tuple[str, bool] | None:
