@@ -7,7 +7,7 @@ import difflib
 import re
 
 from citelsp.documents.crossref import PARENT_FIELDS
-from citelsp.documents.model import Field, Location, Manuscript
+from citelsp.documents.model import Field, Location, Manuscript, Reference
 from citelsp.documents.parse import Document
 from citelsp.spans import Span
 from citelsp.workspace.graph import citation_at, reference_at
@@ -28,11 +28,8 @@ def key_at(workspace: Workspace, doc: Document, offset: int) -> str | None:
     refs = workspace.references_at(doc, offset)
     if not refs:
         return None
-    for name in PARENT_FIELDS:
-        f = refs[0].fields.get(name)
-        if f is not None and f.span.contains(offset) and f.value.strip():
-            return f.value.strip()
-    return refs[0].key
+    named = _parent_field_at(refs[0], offset)
+    return named.value.strip() if named is not None else refs[0].key
 
 
 def naming_locations(workspace: Workspace, key: str) -> list[Location]:
@@ -64,10 +61,16 @@ def key_span_at(doc: Document, offset: int) -> Span | None:
         return None
     if ref.key_span.contains(offset):
         return ref.key_span
-    for name in PARENT_FIELDS:  # the parent key a crossref names
+    named = _parent_field_at(ref, offset)  # the parent key a crossref names
+    return _named_key(doc.text, named) if named is not None else None
+
+
+def _parent_field_at(ref: Reference, offset: int) -> Field | None:
+    """The entry's ``crossref`` or ``xref`` field under the cursor, when it names a key."""
+    for name in PARENT_FIELDS:
         f = ref.fields.get(name)
-        if f is not None and f.span.contains(offset):
-            return _named_key(doc.text, f)
+        if f is not None and f.span.contains(offset) and f.value.strip():
+            return f
     return None
 
 
