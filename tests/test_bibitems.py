@@ -210,6 +210,18 @@ def test_an_arxiv_source_is_checked_against_its_bbl_when_the_bib_is_missing(tmp_
     assert "no bibliography" not in done.stderr
 
 
+def test_the_bbl_is_the_main_file_s_when_a_preamble_names_the_missing_bib(tmp_path):
+    """BibTeX writes ``main.bbl`` for ``main.tex``, whichever input names the ``.bib``."""
+    write(tmp_path, **{
+        "main.tex": MAIN.replace("\\bibliography{refs}", "\\input{settings}"),
+        "settings.tex": "\\bibliography{refs}\n",
+        "main.bbl": (BBL / "plainnat.bbl").read_text(encoding="utf-8")})
+    done = citelsp("check", "--offline", "--format", "json", "main.tex", cwd=tmp_path)
+    assert "UNREADABLE_BIBLIOGRAPHY" not in done.stdout, done.stderr
+    assert sorted(s["citation_key"] for s in json.loads(done.stdout)["summaries"]) == [
+        "knuth", "paperqa", "solo", "vaswani", "wolf"]
+
+
 def test_an_empty_bbl_from_a_failed_bibtex_run_leaves_the_missing_bib_reported(tmp_path):
     write(tmp_path, **{"main.tex": MAIN, "main.bbl": ""})
     done = citelsp("check", "--offline", "main.tex", cwd=tmp_path)

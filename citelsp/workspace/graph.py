@@ -130,12 +130,13 @@ class CitationGraph:
         """Front matter / ``\\bibliography`` first, then the setting, else the workspace."""
         own = (manuscript.uri,) if manuscript.inline is not None else ()
         path = uri_to_path(manuscript.uri)
-        latex = language_for_path(path.name) == "latex"
+        language = language_for_path(path.name)
+        latex = language == "latex"
         if latex:  # \input{bibliography}: a thebibliography
             own += tuple(self._loaded(p) for p in self._projects.bibitems_below(path))
         written, base = list(manuscript.bibliography_paths), path.parent
         self._inherited.pop(manuscript.uri, None)
-        if not written or language_for_path(path.name) == "markdown":
+        if not written or language == "markdown":
             inherited = self._inherited_by(manuscript, path)
             if written and inherited is not None:
                 inherited = _with_project(inherited, manuscript, base)
@@ -153,8 +154,8 @@ class CitationGraph:
                 self.in_tex_trees.add(path_to_uri(found))
             paths.append(located)
         if latex and not all(p.exists() for p in paths):
-            source = self._inherited.get(manuscript.uri)
-            paths = self._with_bbl(paths, path if source is None else source.source)
+            inherited = self._inherited.get(manuscript.uri)
+            paths = self._with_bbl(paths, inherited.main if inherited and inherited.main else path)
         settings = self.corpus.settings
         if not written and settings.bibliography:
             written = list(settings.bibliography)
@@ -202,8 +203,6 @@ class CitationGraph:
         ``.bib``, and LaTeX reads the ``.bbl`` anyway. A failed BibTeX run leaves an empty
         one, and then the missing ``.bib`` is what to report. Read through the corpus, so
         an unchanged file is not read again at every link."""
-        if language_for_path(main.name) != "latex":
-            return paths
         bbl = main.with_suffix(".bbl")
         doc = self.corpus.load(path_to_uri(bbl))
         if not isinstance(doc, Bibliography) or not doc.references:
