@@ -14,7 +14,7 @@ from citelsp.config import DEFAULT_ENDPOINTS, Endpoint, Settings
 from citelsp.links import quote_path
 from citelsp.resolution.http import HttpClient, HttpResponse, retry_after_seconds
 from citelsp.resolution.outcome import Unreachable
-from citelsp.resolution.pacing import Pacer
+from citelsp.resolution.pacing import MAX_HOLD_S, Pacer
 
 S2_KEY = "s2-key-5d1e9a"
 OPENALEX_KEY = "oa-key-77c0b2"
@@ -229,6 +229,38 @@ async def test_429_asking_for_a_long_pause_gives_up_without_waiting(fake_time):
     assert isinstance(result, Unreachable)
     assert len(recorder.requests) == 1
     assert fake_time.sleeps == []
+
+
+async def test_an_hour_long_announced_interval_closes_the_origin_instead_of_stalling_it(
+        fake_time):
+    """``x-rate-limit-limit: 1`` per ``3600s``, even on a 404, once made the next request wait
+    3,960 s: it is reported unreachable at once, and nothing waits beyond MAX_HOLD_S."""
+    slow = httpx.Response(404, headers={"x-rate-limit-limit": "1",
+                                        "x-rate-limit-interval": "3600s"},
+                          text="Resource not found.")
+    client, recorder = client_for(lambda r: slow, fake_time)
+    first = await client.get("crossref", "/works/10.1/x")
+    assert isinstance(first, HttpResponse) and first.status == 404
+    second = await client.get("crossref", "/works/10.1/y")
+    assert isinstance(second, Unreachable)
+    assert "rate limited" in second.reason and "3600 s" in second.reason
+    assert len(recorder.requests) == 1
+    assert all(pause <= MAX_HOLD_S for pause in fake_time.sleeps)
+    other = await client.get("openalex", "/works/doi:10.1/x")
+    assert not isinstance(other, Unreachable), "other origins are not closed"
+    fake_time.now += 3600
+    assert isinstance(await client.get("crossref", "/works/10.1/z"), HttpResponse)
+
+
+async def test_a_request_waiting_when_its_origin_closes_is_not_sent(fake_time):
+    """Callers already queued for a slot when an answer closes the origin do not go."""
+    answers = iter([httpx.Response(200, json={}, headers={"retry-after": "3600"}),
+                    httpx.Response(429, headers={"retry-after": "3600"})])
+    client, recorder = client_for(lambda r: next(answers), fake_time)
+    results = await asyncio.gather(*(client.get("crossref", f"/works/10.1/{n}")
+                                     for n in range(3)))
+    assert sum(isinstance(r, Unreachable) for r in results) == 2
+    assert len(recorder.requests) == 2
 
 
 def test_retry_after_parses_seconds_and_http_dates():

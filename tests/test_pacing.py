@@ -170,6 +170,22 @@ def test_a_pause_too_long_to_wait_closes_the_origin():
     assert MAX_HOLD_S < 3600.0
 
 
+def test_no_origin_is_ever_paused_beyond_the_maximum():
+    """Slowdowns, announced intervals and configured intervals are all capped at MAX_HOLD_S;
+    an announced interval beyond it closes the origin for that long instead."""
+    fake = FakeTime()
+    pacer = paced({ARXIV: 3.0, CROSSREF: 0.1, OPENALEX: 3600.0}, fake, margin=1.1)
+    for _ in range(10):
+        pacer.rate_limited(ARXIV, retry_after=1.0)
+    assert pacer.interval(ARXIV) == MAX_HOLD_S, "64 × 3 s would be 192 s"
+    assert pacer.interval(OPENALEX) == MAX_HOLD_S, "a configured hour is capped too"
+    pacer.observe(CROSSREF, {"x-rate-limit-limit": "1", "x-rate-limit-interval": "3600s"})
+    assert pacer.interval(CROSSREF) <= MAX_HOLD_S
+    assert pacer.closed_for(CROSSREF) == pytest.approx(3600.0)
+    pacer.observe(ARXIV, {"x-rate-limit-limit": "0", "x-rate-limit-interval": "1s"})
+    assert pacer.closed_for(ARXIV) == 0.0, "a zero limit is not a division by zero"
+
+
 async def test_rate_limit_headers_only_ever_slow_an_origin_down():
     fake = FakeTime()
     pacer = paced({CROSSREF: 0.1}, fake)

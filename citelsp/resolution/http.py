@@ -332,11 +332,13 @@ class HttpClient:
             if refusal:
                 what = "request" if hop == 0 else "redirect"
                 return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
+            if not held and not self._pacer.closed_for(origin):
+                await self._pacer.wait(origin, urgent=urgent)
+            # Checked after the wait too: the answer to a request sent meanwhile may have
+            # closed the origin (a long Retry-After, an hour-long announced interval).
             if (closed := self._pacer.closed_for(origin)) > 0:
                 return Unreachable(f"rate limited by {url.host} (asked to wait {closed:.0f} s "
                                    "more)")
-            if not held:
-                await self._pacer.wait(origin, urgent=urgent)
             keyed = self._may_send_key(endpoint, url)
             request = self._client.build_request(
                 method,

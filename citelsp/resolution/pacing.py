@@ -53,7 +53,9 @@ window of N requests the slack adds up to N × 10 % of an interval. 5 % still le
 in 2,500 be refused at the simulated limits on a loaded machine."""
 MAX_SLOWDOWN = 64.0
 MAX_HOLD_S = 60.0
-"""The longest pause callers wait out; a longer one closes the origin for that long."""
+"""The longest pause callers wait out, whatever asks for it (``Retry-After``, a reset, an
+announced ``x-rate-limit-*`` interval, a slowdown, a configured interval): a longer one closes
+the origin for that long instead, and its requests are reported unreachable at once."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$", re.IGNORECASE)
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
@@ -103,9 +105,9 @@ class Pacer:
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         """``margin`` widens every spacing (``SAFETY_MARGIN`` for the real services)."""
-        self._intervals = {o: max(0.0, s) for o, s in intervals.items()}
+        self._intervals = {o: min(max(0.0, s), MAX_HOLD_S) for o, s in intervals.items()}
         self._margin = max(1.0, margin)
-        self._default = max(0.0, default_interval_s)
+        self._default = min(max(0.0, default_interval_s), MAX_HOLD_S)
         self._quiet = quiet_period_s
         self._clock = clock
         self._sleep = sleep
@@ -136,10 +138,15 @@ class Pacer:
         return state
 
     def interval(self, origin: Origin) -> float:
-        """The spacing in force now: documented × slowdown, or what the origin announced."""
+        """The spacing in force now: documented × slowdown, or what the origin announced;
+        never more than ``MAX_HOLD_S``."""
         state = self._state(origin)
         self._restore(state)
-        return max(state.base * state.slowdown, state.announced)
+        return min(max(state.base * state.slowdown, state.announced), MAX_HOLD_S)
+
+    def _spacing(self, origin: Origin) -> float:
+        """The interval with the safety margin, within ``MAX_HOLD_S``."""
+        return min(self.interval(origin) * self._margin, MAX_HOLD_S)
 
     async def wait(self, origin: Origin, *, urgent: bool = False) -> None:
         """Return when a request to ``origin`` may be sent, and reserve that slot. Slots go
@@ -163,7 +170,7 @@ class Pacer:
             *_key, future = heapq.heappop(state.queue)
             if future.done():  # its caller was cancelled
                 continue
-            state.next_at = self._clock() + self.interval(origin) * self._margin
+            state.next_at = self._clock() + self._spacing(origin)
             future.set_result(None)
             await asyncio.sleep(0)  # the caller sends before the next slot is considered
 
@@ -172,8 +179,7 @@ class Pacer:
         however late this one left after its slot (a busy event loop may hold a send back,
         and the service counts arrivals, so the next request must not look early)."""
         state = self._state(origin)
-        state.next_at = max(state.next_at,
-                            self._clock() + self.interval(origin) * self._margin)
+        state.next_at = max(state.next_at, self._clock() + self._spacing(origin))
 
     async def reserve(self, origin: Origin) -> None:
         """Take the origin's next slot as an urgent caller and mark it held (``RESERVED``) for
@@ -220,13 +226,18 @@ class Pacer:
 
     def observe(self, origin: Origin, headers: Mapping[str, str]) -> None:
         """Read a response's rate-limit headers (lowercase names): an announced limit sets a
-        floor under the interval; nothing remaining holds the origin until the reset."""
+        floor under the interval; nothing remaining holds the origin until the reset. An
+        announced interval longer than ``MAX_HOLD_S`` (one request an hour) closes the origin
+        for that long, as a long ``Retry-After`` does: nobody waits an hour for a slot."""
         state = self._state(origin)
         for prefix in ("x-rate-limit-", "x-ratelimit-"):
             limit = _number(headers.get(prefix + "limit"))
             window = _duration(headers.get(prefix + "interval"))
-            if limit and window:
-                state.announced = window / limit
+            if limit and limit > 0 and window:
+                announced = window / limit
+                state.announced = min(announced, MAX_HOLD_S)
+                if announced > MAX_HOLD_S:
+                    self.hold(origin, announced)
             remaining = _number(headers.get(prefix + "remaining"))
             reset = _number(headers.get(prefix + "reset"))
             if remaining is not None and remaining < 1 and reset is not None:
