@@ -36,6 +36,7 @@ bibliography: refs.bib
 
 Residual networks [@he2016deep] changed vision.
 This one is not in the bibliography [@missing].
+Both on one line: [@he2016deep] and [@absent].
 """
 
 REFS = """\
@@ -53,7 +54,17 @@ SETTINGS = {"offline": True, "minPriority": "P3", "debounceMs": 50}
 
 INIT = """\
 local params = vim.fn.json_decode(vim.fn.readfile(os.getenv("CITELSP_PROBE")))
-_G.citelsp_probe = { configuration = {} }
+_G.citelsp_probe = { configuration = {}, notifications = {}, messages = {} }
+local notify = vim.notify
+vim.notify = function(message, level, opts)
+  table.insert(_G.citelsp_probe.notifications, message)
+  return notify(message, level, opts)
+end
+local show_message = vim.lsp.handlers["window/showMessage"]
+vim.lsp.handlers["window/showMessage"] = function(err, result, ctx, config)
+  table.insert(_G.citelsp_probe.messages, result.message)
+  return show_message(err, result, ctx, config)
+end
 local answer = vim.lsp.handlers["workspace/configuration"]
 vim.lsp.handlers["workspace/configuration"] = function(err, result, ctx, config)
   local response = answer(err, result, ctx, config)
@@ -66,7 +77,8 @@ require("citelsp").setup({ cmd = params.cmd, cmd_env = params.env, settings = pa
 
 PROBE = """\
 local params = vim.fn.json_decode(vim.fn.readfile(os.getenv("CITELSP_PROBE")))
-local out = { configuration = _G.citelsp_probe.configuration, filetype = vim.bo.filetype }
+local out = { configuration = _G.citelsp_probe.configuration, filetype = vim.bo.filetype,
+  renders_markdown = vim.fn.has("nvim-0.10") == 1 }
 
 local deadline = vim.loop.hrtime() / 1e6 + params.budget_ms
 
@@ -126,6 +138,50 @@ local function probe()
     position(params.hover[1], params.hover[2]), limit()))
   out.hover = hover and hover.contents
 
+  -- The hover as the writer sees it: the lines of the floating window K opens.
+  vim.api.nvim_win_set_cursor(0, { params.hover[1] + 1, params.hover[2] })
+  vim.lsp.buf.hover()
+  local float
+  vim.wait(limit(), function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= "" then
+        float = win
+        return true
+      end
+    end
+    return false
+  end, 50)
+  out.hover_window = float
+    and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false)
+  if float then
+    vim.api.nvim_win_close(float, true)
+  end
+
+  -- An Error and an Information on one line: which sign and virtual text the writer sees.
+  local namespace = vim.lsp.diagnostic.get_namespace(client.id)
+  out.mixed_got = vim.wait(limit(), function()
+    local severities = {}
+    for _, d in ipairs(vim.diagnostic.get(0, { lnum = params.mixed_line })) do
+      severities[d.severity] = true
+    end
+    return severities[vim.diagnostic.severity.ERROR] and severities[vim.diagnostic.severity.INFO]
+  end, 50)
+  vim.wait(200)
+  out.mixed_signs = {}
+  local placed = vim.fn.sign_getplaced(vim.api.nvim_get_current_buf(),
+    { group = "*", lnum = params.mixed_line + 1 })
+  for _, sign in ipairs(placed[1].signs) do
+    table.insert(out.mixed_signs, sign.name)
+  end
+  local virt_ns = vim.diagnostic.get_namespace(namespace).user_data.virt_text_ns
+  out.mixed_virtual_text = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(0, virt_ns, { params.mixed_line, 0 },
+      { params.mixed_line, -1 }, { details = true })) do
+    for _, chunk in ipairs(mark[4].virt_text or {}) do
+      table.insert(out.mixed_virtual_text, chunk[1])
+    end
+  end
+
   local actions = first_result(vim.lsp.buf_request_sync(0, "textDocument/codeAction", {
     textDocument = { uri = vim.uri_from_bufnr(0) },
     range = { start = { line = params.hover[1], character = params.hover[2] },
@@ -160,6 +216,26 @@ local function probe()
     command = "citelsp.openUrl", arguments = { params.url } }, limit()))
   out.open_url = opened
   vim.wait(limit(), function() return vim.loop.fs_stat(params.opener_log) ~= nil end, 50)
+
+  -- Without xdg-open the link is kept in a register and the writer told what to install.
+  local search_path = vim.env.PATH
+  vim.env.PATH = params.empty_dir
+  out.open_without_opener = first_result(vim.lsp.buf_request_sync(0, "workspace/executeCommand", {
+    command = "citelsp.openUrl", arguments = { params.url } }, limit()))
+  vim.env.PATH = search_path
+  out.unnamed_register = vim.fn.getreg('"')
+
+  -- "Create an entry…" offline: the plugin's command, as the code action runs it.
+  local seen = #_G.citelsp_probe.messages + #_G.citelsp_probe.notifications
+  vim.lsp.commands["citelsp.createEntry"]({ command = "citelsp.createEntry",
+    arguments = { vim.uri_from_bufnr(0), "absent", params.new_doi } },
+    { bufnr = 0, client_id = client.id })
+  vim.wait(limit(), function()
+    return #_G.citelsp_probe.messages + #_G.citelsp_probe.notifications > seen
+  end, 50)
+  vim.wait(300)
+  out.messages = _G.citelsp_probe.messages
+  out.notifications = _G.citelsp_probe.notifications
 
   vim.cmd("CitelspChecklist")
   vim.wait(limit(), function()
@@ -197,6 +273,7 @@ def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+    (tmp_path / "no-programs").mkdir()
     opener = bin_dir / "xdg-open"
     opened_log = shlex.quote(str(tmp_path / "opened.txt"))
     opener.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened_log}\n', encoding="utf-8")
@@ -213,10 +290,13 @@ def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "wait_ms": 20000,
         "budget_ms": 60000,
         "hover": _line_col(PAPER, "he2016deep]"),
+        "mixed_line": _line_col(PAPER, "absent]")[0],
         "completion_line": "Completion [@",
         "report": str(workspace / ".citelsp" / "report.json"),
         "url": DOI_URL,
         "opener_log": str(tmp_path / "opened.txt"),
+        "empty_dir": str(tmp_path / "no-programs"),
+        "new_doi": "10.1038/nature14539",
     }
     (tmp_path / "params.json").write_text(json.dumps(params), encoding="utf-8")
     (tmp_path / "init.lua").write_text(INIT, encoding="utf-8")
@@ -247,15 +327,16 @@ def test_neovim_shows_diagnostics_hover_and_completion(probe_result: dict) -> No
     assert Path(probe_result["root_dir"]) == Path(probe_result["workspace"])
 
     assert probe_result["got_diagnostics"] is True, probe_result["diagnostics"]
-    dangling = [d for d in probe_result["diagnostics"] if d["code"] == "DANGLING_CITATION"]
     line, col = _line_col(PAPER, "missing]")
+    dangling = [d for d in probe_result["diagnostics"]
+                if d["code"] == "DANGLING_CITATION" and d["lnum"] == line]
     assert dangling == [{
         "code": "DANGLING_CITATION", "lnum": line, "col": col, "end_lnum": line,
         "end_col": col + len("missing"), "severity": 1, "source": "citelsp",
     }]
 
     hover = probe_result["hover"]
-    assert hover["kind"] == "markdown"
+    assert hover["kind"] == ("markdown" if probe_result["renders_markdown"] else "plaintext")
     assert "Deep Residual Learning for Image Recognition" in hover["value"]
     assert "he2016deep" in hover["value"]
 
@@ -292,3 +373,37 @@ def test_neovim_checkhealth_reports_server_version_and_bibliographies(
     assert "named by paper.md:" in report
     assert str(workspace / "paper" / "refs.bib") in report
     assert f"for {workspace}" in report
+
+
+def test_neovim_before_0_10_gets_a_plain_text_hover_card(probe_result: dict) -> None:
+    """Neovim 0.7–0.9 shows Markdown tables and backticks as typed: the plugin asks for plain
+    text there, and the card the writer sees has neither."""
+    if probe_result["renders_markdown"]:
+        pytest.skip("Neovim 0.10+ renders the Markdown card")
+    window = probe_result["hover_window"]
+    assert window and "Deep Residual Learning for Image Recognition." in window
+    assert any(line.startswith("Verification: ") for line in window), window
+    text = "\n".join(window)
+    for markup in ("|---", "| source", "`", "**"):
+        assert markup not in text, window
+
+
+def test_neovim_error_wins_over_an_information_on_the_same_line(probe_result: dict) -> None:
+    """A P0 DANGLING_CITATION and a P2 on one line: the Error's sign and message show."""
+    assert probe_result["mixed_got"] is True
+    assert probe_result["mixed_signs"][0] == "DiagnosticSignError", probe_result["mixed_signs"]
+    assert "'absent' is not in any bibliography" in probe_result["mixed_virtual_text"][-1]
+
+
+def test_neovim_link_without_xdg_open_goes_to_a_register(probe_result: dict) -> None:
+    assert probe_result["open_without_opener"] == {"opened": DOI_URL, "success": False}
+    assert probe_result["unnamed_register"] == DOI_URL
+    told = [n for n in probe_result["notifications"] if "xdg-open" in n]
+    assert told and "xdg-utils" in told[0] and DOI_URL in told[0], probe_result["notifications"]
+
+
+def test_neovim_create_entry_offline_says_why_in_a_sentence(probe_result: dict) -> None:
+    said = probe_result["messages"] + probe_result["notifications"]
+    assert not [m for m in said if "ValueError" in m or "Traceback" in m], said
+    why = [m for m in probe_result["messages"] if "no entry was created for 'absent'" in m]
+    assert why and "10.1038/nature14539" in why[0] and "offline" in why[0], said

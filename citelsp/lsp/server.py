@@ -595,7 +595,13 @@ def create_server() -> CitelspServer:
         uri, key, identifier = (list(args) + ["", "", ""])[:3]
         if not uri or not key or not identifier:
             raise ValueError("usage: citelsp.createEntry MANUSCRIPT_URI KEY DOI_OR_ARXIV_ID")
-        entry = await ls.ws.new_entry(str(uri), str(key), str(identifier))
+        try:
+            entry = await ls.ws.new_entry(str(uri), str(key), str(identifier))
+        except ValueError as exc:  # why there is no entry: for the writer, not a traceback
+            message = f"citelsp: no entry was created for '{key}' — {exc}."
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=message))
+            return {"applied": False, "reason": message}
         edit = ls.workspace_edit([(entry.uri, Span(entry.offset, entry.offset), entry.text)])
         answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
             edit=edit, label=f"Add '{key}' to the bibliography"))

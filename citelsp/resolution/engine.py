@@ -157,7 +157,10 @@ class Engine:
                               lambda lookup=lookup, query=query: lookup(query))
             if isinstance(asked.answer, Found) and asked.answer.records:
                 return asked.answer.records[0]
-            if isinstance(asked.answer, Unreachable):
+            if asked.answer is None:
+                why = ("it could not be looked up offline (no cached answer); try again "
+                       "online, or add the entry by hand")
+            elif isinstance(asked.answer, Unreachable):
                 why = f"no source could be reached ({asked.answer.reason})"
         return f"{identifier}: {why}"
 

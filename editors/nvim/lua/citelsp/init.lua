@@ -20,6 +20,12 @@ M.defaults = {
   on_attach = nil,
   capabilities = nil,
   flags = { debounce_text_changes = 150 },
+  -- "plaintext" or "markdown": the hover card's format. Before 0.10 Neovim shows Markdown
+  -- tables and backticks as typed, so the card comes as plain text there.
+  hover_format = nil,
+  -- vim.diagnostic.config() for citelsp's diagnostics only: an Error sorts above an
+  -- Information on the same line (its sign and virtual text win). false leaves Neovim's own.
+  diagnostics = { severity_sort = true },
 }
 
 -- Neovim filetypes are not LSP language ids; the server reads these.
@@ -58,17 +64,41 @@ function M.find_root(path, markers)
   end
 end
 
+-- A link the system cannot open goes to the clipboard (register +) or, without one, to the
+-- unnamed register, and the writer is told where it is and what to install.
+local function keep_link(uri, why)
+  local register = vim.fn.has("clipboard") == 1 and "+" or '"'
+  vim.fn.setreg(register, uri)
+  vim.notify(string.format("citelsp: %s; the link is in register %s: %s", why, register, uri),
+    vim.log.levels.WARN)
+end
+
 local function open_external(uri)
-  local argv
+  local argv, install
   if vim.fn.has("mac") == 1 then
     argv = { "open", uri }
   elseif vim.fn.has("win32") == 1 then
     argv = { "cmd.exe", "/c", "start", "", uri }
   else
-    argv = { "xdg-open", uri }
+    argv, install = { "xdg-open", uri }, " (install xdg-utils: sudo apt install xdg-utils)"
   end
-  local ok, job = pcall(vim.fn.jobstart, argv, { detach = true })
-  return ok and job > 0
+  if vim.fn.executable(argv[1]) ~= 1 then
+    keep_link(uri, "cannot open links: no " .. argv[1] .. (install or ""))
+    return false
+  end
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    detach = true,
+    on_exit = function(_, code)
+      if code ~= 0 then
+        keep_link(uri, argv[1] .. " could not open the link (exit " .. code .. ")")
+      end
+    end,
+  })
+  if not (ok and job > 0) then
+    keep_link(uri, argv[1] .. " did not start")
+    return false
+  end
+  return true
 end
 
 -- Neovim 0.7 has no window/showDocument handler. The server sends only allowlisted https
@@ -104,6 +134,10 @@ function M.lsp_config()
     -- The "create the entry" code action may leave the DOI out: we ask for it (below).
     experimental = { citelspPromptsForIdentifier = true },
   })
+  local hover_format = opts.hover_format or (has("0.10") and "markdown" or "plaintext")
+  capabilities.textDocument = capabilities.textDocument or {}
+  capabilities.textDocument.hover = vim.tbl_extend("force", capabilities.textDocument.hover or {},
+    { contentFormat = { hover_format, hover_format == "markdown" and "plaintext" or "markdown" } })
   local handlers = {}
   if vim.lsp.handlers["window/showDocument"] == nil then
     handlers["window/showDocument"] = show_document
@@ -122,6 +156,14 @@ function M.lsp_config()
       return LANGUAGE_IDS[filetype] or filetype
     end,
     handlers = handlers,
+    on_init = function(client)
+      if opts.diagnostics then
+        local ok, namespace = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+        if ok and namespace then
+          vim.diagnostic.config(opts.diagnostics, namespace)
+        end
+      end
+    end,
     on_attach = opts.on_attach,
   }
 end
