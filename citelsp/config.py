@@ -43,7 +43,7 @@ DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
     "arxiv": Endpoint("https://export.arxiv.org/api/query", 3000),
     "doi_registry": Endpoint("https://doi.org", 200),
     "handle": Endpoint("https://hdl.handle.net", 200),
-    "datacite": Endpoint("https://api.datacite.org", 100),
+    "datacite": Endpoint("https://api.datacite.org", 300),
     "eutils": Endpoint("https://eutils.ncbi.nlm.nih.gov/entrez/eutils", 340),
 }
 """Endpoints by name; ``CITELSP_<NAME>_BASE_URL`` / ``_MIN_INTERVAL_MS`` override them."""
@@ -104,7 +104,8 @@ def _resolver_options() -> tuple[Option, ...]:
             scope="machine", env=f"{env}_BASE_URL"))
         rows.append(Option(
             f"{prefix}.minIntervalMs", "integer", endpoint.min_interval_ms,
-            f"Least time between two requests to {SOURCE_NAMES[name]}, in milliseconds.",
+            f"Least time between two requests to {SOURCE_NAMES[name]}, in milliseconds (for "
+            "single records; lists and searches keep the proportion the service documents).",
             scope="machine-overridable", env=f"{env}_MIN_INTERVAL_MS", schema={"minimum": 0}))
     return tuple(rows)
 

@@ -322,9 +322,9 @@ async def test_dois_are_batched_and_each_host_is_paced(api_server, paced_server,
     sent: list[tuple[tuple, float]] = []
     record = Pacer.sent
 
-    def recording_sent(pacer: Pacer, origin) -> None:
+    def recording_sent(pacer: Pacer, origin, lane: str = "") -> None:
         sent.append((origin, time.monotonic()))
-        record(pacer, origin)
+        record(pacer, origin, lane)
 
     monkeypatch.setattr(Pacer, "sent", recording_sent)
     api_server.delay = SERVER_DELAY_S

@@ -263,6 +263,31 @@ async def test_a_request_waiting_when_its_origin_closes_is_not_sent(fake_time):
     assert len(recorder.requests) == 2
 
 
+@pytest.mark.parametrize(("mailto", "most"), [(MAILTO, 3), (None, 1)])
+async def test_crossref_lists_keep_to_its_concurrency_limit(mailto, most):
+    """Crossref's concurrency limit since 2025-12-01: three list or query requests at a time
+    in the polite pool, one in the public pool; another lane or service is not held."""
+    open_now, seen = 0, []
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal open_now
+        open_now += 1
+        seen.append(open_now)
+        await asyncio.sleep(0.01)
+        open_now -= 1
+        return httpx.Response(200, json={})
+
+    client = HttpClient(settings(mailto=mailto), transport=httpx.MockTransport(slow))
+    await asyncio.gather(*(client.get("crossref", "/works", params={"query.title": str(n)},
+                                      kind="search") for n in range(6)))
+    assert max(seen) == most
+    seen.clear()
+    await asyncio.gather(*(client.get("openalex", "/works", params={"search": str(n)},
+                                      kind="search") for n in range(6)))
+    assert max(seen) > 1, "OpenAlex documents no concurrency limit"
+    await client.aclose()
+
+
 def test_retry_after_parses_seconds_and_http_dates():
     now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds("7") == 7.0
@@ -460,7 +485,7 @@ async def test_every_hop_is_paced(fake_time):
     waited: list[str] = []
 
     class SpyPacer(Pacer):
-        async def wait(self, origin, *, urgent: bool = False) -> None:
+        async def wait(self, origin, *, urgent: bool = False, lane: str = "") -> None:
             waited.append(origin[1])
 
     config = settings()

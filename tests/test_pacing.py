@@ -275,9 +275,9 @@ async def test_the_next_interval_counts_from_when_the_request_was_written(api_se
     written: list[float] = []
 
     class Recording(Pacer):
-        def sent(self, origin) -> None:
+        def sent(self, origin, lane="") -> None:
             written.append(time.monotonic())
-            super().sent(origin)
+            super().sent(origin, lane)
 
     settings = api_server.settings(cache_dir=tmp_path / "cache", use_cache=False)
     client = HttpClient(settings, pacer=Recording({}))
@@ -301,3 +301,32 @@ async def test_a_reservation_ends_with_the_request_even_one_refused_before_it_we
         assert RESERVED.get() is None
     finally:
         await client.aclose()
+
+
+def test_crossref_lists_and_queries_have_their_own_lane_at_the_documented_rates():
+    """Since 2025-12-01 Crossref allows 10 single records/s and 3 lists or queries/s in the
+    polite pool (a mailto), 5/s and 1/s in the public pool."""
+    polite = Pacer.from_settings(Settings(mailto="someone@example.org"))
+    assert polite.interval(CROSSREF, "single") == pytest.approx(0.1)
+    assert polite.interval(CROSSREF, "list") == pytest.approx(1 / 3)
+    public = Pacer.from_settings(Settings())
+    assert public.interval(CROSSREF, "single") == pytest.approx(0.2)
+    assert public.interval(CROSSREF, "list") == pytest.approx(1.0)
+    datacite = origin_of("https://api.datacite.org")
+    assert polite.interval(datacite) == pytest.approx(0.3), "1,000 per 5 minutes identified"
+    assert public.interval(datacite) == pytest.approx(0.6), "500 per 5 minutes anonymous"
+    test_server = Settings(endpoints={"crossref": Endpoint("http://127.0.0.1:9", 0)})
+    local = origin_of("http://127.0.0.1:9")
+    assert Pacer.from_settings(test_server).interval(local, "list") == 0.0, \
+        "minIntervalMs scales every lane"
+
+
+async def test_a_lane_is_slowed_by_its_own_headers_and_refusals_only():
+    fake = FakeTime()
+    pacer = paced({(CROSSREF, "single"): 0.1, (CROSSREF, "list"): 0.3}, fake)
+    pacer.observe(CROSSREF, {"x-rate-limit-limit": "1", "x-rate-limit-interval": "2s"}, "list")
+    pacer.rate_limited(CROSSREF, retry_after=1.0, lane="list")
+    assert pacer.interval(CROSSREF, "list") == pytest.approx(2.0)
+    assert pacer.interval(CROSSREF, "single") == pytest.approx(0.1)
+    await pacer.wait(CROSSREF, lane="single")
+    assert fake.sleeps == [1.0], "a Retry-After holds every lane of the origin"

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
+from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient, HttpResponse
 from citelsp.resolution.outcome import Found, Malformed, NotFound, Record, Unreachable
 
@@ -57,7 +58,7 @@ class ArxivClient:
         joined = ",".join(arxiv_ids)
         response = await self._http.get(
             SOURCE, "", params={"id_list": joined, "max_results": str(len(arxiv_ids))},
-            urgent=True)
+            urgent=True, kind=terms.LIST)
         records = _entries(response, joined)
         if not isinstance(records, list):
             return records
@@ -75,7 +76,7 @@ class ArxivClient:
         """``?search_query=ti:"…"``: the entries, possibly none."""
         phrase = " ".join(title.replace('"', " ").split())
         params = {"search_query": f'ti:"{phrase}"', "max_results": str(max_results)}
-        response = await self._http.get(SOURCE, "", params=params)
+        response = await self._http.get(SOURCE, "", params=params, kind=terms.SEARCH)
         if isinstance(response, Unreachable):
             return response
         feed = _feed(response)

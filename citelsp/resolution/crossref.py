@@ -12,6 +12,7 @@ from typing import Any
 from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
+from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Retraction, Unreachable
 
@@ -40,8 +41,8 @@ class CrossrefClient:
     async def search_title(self, title: str, rows: int = 5) -> Found | Unreachable:
         """``GET /works?query.title=…&rows=5``: candidates, best first (possibly none)."""
         response = await self._http.get(
-            SOURCE, "/works", params={"query.title": title, "rows": str(rows)}
-        )
+            SOURCE, "/works", params={"query.title": title, "rows": str(rows)},
+            kind=terms.SEARCH)
         if isinstance(response, Unreachable):
             return response
         return r.parse_found(SOURCE, response, _work_list)
@@ -51,7 +52,8 @@ class CrossrefClient:
         the DOIs as given. A DOI absent from the list is what ``/works/{doi}`` answers 404.
         A DOI with a comma cannot be a filter value (``batchable``)."""
         params = {"filter": ",".join(f"doi:{d}" for d in dois), "rows": str(len(dois))}
-        response = await self._http.get(SOURCE, "/works", params=params, urgent=True)
+        response = await self._http.get(SOURCE, "/works", params=params, urgent=True,
+                                        kind=terms.LIST)
         return r.doi_batch(SOURCE, response, _work_list, dois)
 
 

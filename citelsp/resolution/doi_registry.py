@@ -14,6 +14,7 @@ from typing import Any
 from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
+from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
 
@@ -68,7 +69,9 @@ class DoiRegistryClient:
 
     async def _rows(self, prefixes: Sequence[str]) -> list | Unreachable:
         joined = ",".join(links.quote_path(p) for p in prefixes)
-        response = await self._http.get(SOURCE, f"/doiRA/{joined}", urgent=len(prefixes) > 1)
+        several = len(prefixes) > 1
+        response = await self._http.get(SOURCE, f"/doiRA/{joined}", urgent=several,
+                                        kind=terms.LIST if several else terms.SINGLE)
         if isinstance(response, Unreachable):
             return response
         if response.status != 200:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from citelsp import __version__, links
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
+from citelsp.resolution import terms
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Origin, Pacer, origin_of
 
@@ -102,6 +103,14 @@ class HttpResponse:
 
 
 @dataclass(frozen=True)
+class _Call:
+    """How a request is to be paced: ``urgent`` (a batch) and its class (``terms``)."""
+
+    urgent: bool = False
+    kind: str = terms.SINGLE
+
+
+@dataclass(frozen=True)
 class _RateLimited:
     host: str
     origin: Origin
@@ -131,6 +140,7 @@ class HttpClient:
         self._transport = transport
         self._opened: httpx.AsyncClient | None = None
         self._closed = False
+        self._open_slots: dict[tuple[str, str], asyncio.Semaphore] = {}
         self.requests_sent = 0
         """Requests handed to the transport, counting every retry and redirect hop."""
 
@@ -185,10 +195,25 @@ class HttpClient:
         if self._opened is not None:
             await self._opened.aclose()
 
-    async def reserve(self, endpoint: str) -> None:
-        """Take ``endpoint``'s next paced slot for the request this task sends next."""
+    async def reserve(self, endpoint: str, kind: str = terms.LIST) -> None:
+        """Take the next paced slot of ``endpoint``'s ``kind`` lane for the request this task
+        sends next (a batch: a list request)."""
         if endpoint in self._settings.endpoints:
-            await self._pacer.reserve(origin_of(self._settings.endpoints[endpoint].base_url))
+            await self._pacer.reserve(origin_of(self._settings.endpoints[endpoint].base_url),
+                                      self._lane(endpoint, kind).name)
+
+    def _lane(self, endpoint: str, kind: str) -> terms.Lane:
+        return terms.lane(endpoint, kind, identified=bool(self._settings.mailto))
+
+    def _slots(self, endpoint: str, lane: terms.Lane) -> asyncio.Semaphore | None:
+        """The semaphore that keeps at most ``lane.concurrency`` of ``endpoint``'s requests
+        in that lane open at once (Crossref's concurrency limit), or None."""
+        if lane.concurrency is None:
+            return None
+        key = (endpoint, lane.name)
+        if key not in self._open_slots:
+            self._open_slots[key] = asyncio.Semaphore(lane.concurrency)
+        return self._open_slots[key]
 
     async def get(
         self,
@@ -199,12 +224,15 @@ class HttpClient:
         accept: str | None = None,
         headers: Mapping[str, str] | None = None,
         urgent: bool = False,
+        kind: str = terms.SINGLE,
     ) -> HttpResponse | Unreachable:
         """GET ``endpoint``'s base URL + ``path`` (identifiers encoded by ``links.quote_path``).
 
         ``urgent`` requests (batches, which answer many references) get the origin's next
-        pacing slot before the others waiting for it."""
-        return await self._request("GET", endpoint, path, params, accept, headers, None, urgent)
+        pacing slot before the others waiting for it; ``kind`` is the request's class
+        (``terms``: a single record, a list or a search), which picks its pacing lane."""
+        return await self._request("GET", endpoint, path, params, accept, headers, None,
+                                   _Call(urgent, kind))
 
     async def reachable(self, endpoint: str, timeout_s: float) -> str | None:
         """None when a connection to ``endpoint``'s host opens (no request is sent); else why
@@ -241,6 +269,7 @@ class HttpClient:
         accept: str | None = "application/json",
         headers: Mapping[str, str] | None = None,
         urgent: bool = False,
+        kind: str = terms.SINGLE,
     ) -> HttpResponse | Unreachable:
         """POST ``payload`` as JSON (Semantic Scholar's ``/paper/batch``)."""
         try:
@@ -248,7 +277,7 @@ class HttpClient:
         except (TypeError, ValueError):
             return Unreachable(f"payload for {endpoint} is not JSON-serializable")
         return await self._request("POST", endpoint, path, params, accept, headers, body,
-                                   urgent)
+                                   _Call(urgent, kind))
 
     async def _request(
         self,
@@ -259,11 +288,11 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
-        urgent: bool,
+        call: _Call,
     ) -> HttpResponse | Unreachable:
         try:
             result = await self._with_retries(method, endpoint, path, params, accept, headers, body,
-                                              urgent)
+                                              call)
         except Exception as exc:  # the last guard: callers must never see an exception
             result = Unreachable(f"internal error in the HTTP client ({type(exc).__name__})")
         finally:
@@ -285,7 +314,7 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
-        urgent: bool,
+        call: _Call,
     ) -> HttpResponse | Unreachable:
         if endpoint not in self._settings.endpoints:
             return Unreachable(f"unknown endpoint {endpoint!r}")
@@ -298,7 +327,7 @@ class HttpClient:
             return Unreachable(f"invalid URL for {endpoint}")
         url = url.copy_merge_params(params or {})
         for attempt in range(MAX_RETRIES + 1):
-            result = await self._follow(method, url, endpoint, accept, headers, body, urgent)
+            result = await self._follow(method, url, endpoint, accept, headers, body, call)
             if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:
                 break
             delay = max(MIN_BACKOFF_S * 2**attempt, result.retry_after or 0.0)
@@ -321,19 +350,24 @@ class HttpClient:
         accept: str | None,
         headers: Mapping[str, str] | None,
         body: bytes | None,
-        urgent: bool,
+        call: _Call,
     ) -> HttpResponse | Unreachable | _RateLimited:
-        """Send, following redirects by hand so that every hop passes the policy first."""
+        """Send, following redirects by hand so that every hop passes the policy first. The
+        hops to the endpoint's own origin ride in the lane of the request's class; a hop to
+        another origin in that origin's common lane."""
         home = url.host
+        lane = self._lane(endpoint, call.kind)
+        own = _origin(url)
         for hop in range(MAX_REDIRECTS + 1):
             origin = _origin(url)
-            held = self._pacer.holds(origin)  # taken now, even by a request that does not go
+            hop_lane = lane if origin == own else terms.Lane()
+            held = self._pacer.holds(origin, hop_lane.name)  # taken now, even if it does not go
             refusal = self._refusal(url)
             if refusal:
                 what = "request" if hop == 0 else "redirect"
                 return Unreachable(f"refused {what} to {self._display(url)}: {refusal}")
             if not held and not self._pacer.closed_for(origin):
-                await self._pacer.wait(origin, urgent=urgent)
+                await self._pacer.wait(origin, urgent=call.urgent, lane=hop_lane.name)
             # Checked after the wait too: the answer to a request sent meanwhile may have
             # closed the origin (a long Retry-After, an hour-long announced interval).
             if (closed := self._pacer.closed_for(origin)) > 0:
@@ -345,9 +379,14 @@ class HttpClient:
                 self._with_query_key(url, endpoint) if keyed else url,
                 headers=self._headers(endpoint, keyed, accept, headers, body is not None),
                 content=body,
-                extensions={"trace": self._departure(origin)},
+                extensions={"trace": self._departure(origin, hop_lane.name)},
             )
-            result = await self._send(request, accept)
+            slots = self._slots(endpoint, hop_lane) if origin == own else None
+            if slots is None:
+                result = await self._send(request, accept, hop_lane.name)
+            else:
+                async with slots:
+                    result = await self._send(request, accept, hop_lane.name)
             if not isinstance(result, _Redirect):
                 return result
             try:
@@ -358,17 +397,17 @@ class HttpClient:
                 method, body = "GET", None
         return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
 
-    def _departure(self, origin: Origin) -> Callable[[str, dict], Awaitable[None]]:
+    def _departure(self, origin: Origin, lane: str) -> Callable[[str, dict], Awaitable[None]]:
         """httpcore's trace hook: the interval to the next request counts from the moment
         this one's headers are written, not from its slot (a connect or a busy event loop may
         hold it back, and the service counts arrivals)."""
         async def trace(event: str, _info: dict) -> None:
             if event.endswith("send_request_headers.started"):
-                self._pacer.sent(origin)
+                self._pacer.sent(origin, lane)
         return trace
 
     async def _send(
-        self, request: httpx.Request, accept: str | None
+        self, request: httpx.Request, accept: str | None, lane: str
     ) -> HttpResponse | Unreachable | _RateLimited | _Redirect:
         host = request.url.host
         self.requests_sent += 1
@@ -378,7 +417,7 @@ class HttpClient:
             async with asyncio.timeout(self._settings.timeout_s):
                 response = await self._client.send(request, stream=True)
                 try:
-                    return await self._read(request.url, response, accept)
+                    return await self._read(request.url, response, accept, lane)
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx.TimeoutException):
@@ -393,7 +432,7 @@ class HttpClient:
             return Unreachable(f"HTTP error from {host} ({type(exc).__name__})")
 
     async def _read(
-        self, url: httpx.URL, response: httpx.Response, accept: str | None
+        self, url: httpx.URL, response: httpx.Response, accept: str | None, lane: str
     ) -> HttpResponse | Unreachable | _RateLimited | _Redirect:
         """Judge the status first; read a body only when a resolver may use it, and boundedly."""
         status, host, limit = response.status_code, url.host, self._settings.max_body_bytes
@@ -404,10 +443,10 @@ class HttpClient:
             return _Redirect(status, location)
         origin = _origin(url)
         self._pacer.observe(origin, {k.lower(): v for k, v in response.headers.items()
-                                     if "rate" in k.lower()})
+                                     if "rate" in k.lower()}, lane)
         if status == 429:
             retry_after = retry_after_seconds(response.headers.get("retry-after"))
-            self._pacer.rate_limited(origin, retry_after)
+            self._pacer.rate_limited(origin, retry_after, lane)
             return _RateLimited(host, origin, retry_after)
         if not (200 <= status < 300 or status in READABLE_ERROR_STATUSES):
             return Unreachable(f"HTTP {status} from {host}")

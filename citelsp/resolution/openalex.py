@@ -13,6 +13,7 @@ from typing import Any
 from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
+from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Retraction, Unreachable
 
@@ -43,13 +44,14 @@ class OpenAlexClient:
         answers 404. A DOI with ``|`` or ``,`` cannot be a filter value (``batchable``)."""
         values = "|".join(f"https://doi.org/{r.doi(d) or d}" for d in dois)
         params = {"filter": f"doi:{values}", "per-page": str(len(dois))}
-        response = await self._http.get(SOURCE, "/works", params=params, urgent=True)
+        response = await self._http.get(SOURCE, "/works", params=params, urgent=True,
+                                        kind=terms.LIST)
         return r.doi_batch(SOURCE, response, _results, dois)
 
     async def search_title(self, title: str, per_page: int = 5) -> Found | Unreachable:
         """``GET /works?search=…&per-page=5``: the ``results`` list, possibly empty."""
         params = {"search": title, "per-page": str(per_page)}
-        response = await self._http.get(SOURCE, "/works", params=params)
+        response = await self._http.get(SOURCE, "/works", params=params, kind=terms.SEARCH)
         if isinstance(response, Unreachable):
             return response
         return r.parse_found(SOURCE, response, _results)

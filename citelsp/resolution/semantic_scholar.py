@@ -12,6 +12,7 @@ from typing import Any
 from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
+from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient, HttpResponse
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
@@ -35,7 +36,8 @@ class SemanticScholarClient:
     async def search_title(self, title: str, limit: int = 5) -> Found | Unreachable:
         """``GET /paper/search``; no hits (``total: 0``, ``data`` missing) is ``Found(())``."""
         params = {"query": title, "limit": str(limit), "fields": FIELDS}
-        response = await self._http.get(SOURCE, "/paper/search", params=params)
+        response = await self._http.get(SOURCE, "/paper/search", params=params,
+                                        kind=terms.SEARCH)
         if isinstance(response, Unreachable):
             return response
         return r.parse_found(SOURCE, response, _search_data)
@@ -44,7 +46,7 @@ class SemanticScholarClient:
         """``POST /paper/batch`` for ids like ``DOI:…``/``arXiv:…``; answers align with the ids."""
         response = await self._http.post_json(
             SOURCE, "/paper/batch", {"ids": list(paper_ids)}, params={"fields": FIELDS},
-            urgent=True)
+            urgent=True, kind=terms.LIST)
         if isinstance(response, Unreachable):
             return response
         if not 200 <= response.status < 300:
