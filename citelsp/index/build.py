@@ -1,0 +1,307 @@
+"""Writing the index: one SQLite file (standard library) with the works' Records, an exact
+identifier table, exact title keys, an FTS5 title index, venue lists and what each snapshot
+was (DESIGN.md §12).
+
+A build loads in bulk (large ``executemany`` batches, no journal, indexes and the FTS index
+made once at the end, into a new file that replaces the old one only when complete); an
+update adds newer files to an existing index in place, a work read again replacing its older
+copy. Only the fields verification needs are kept: the Record the service parsers give.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from citelsp.index.keys import identifier_keys, record_title_keys
+from citelsp.index.readers import Entry, Tally, arxiv, crossref, datacite, dblp, openalex
+from citelsp.resolution.identifiers import doi_prefix
+from citelsp.resolution.outcome import Record
+
+SCHEMA_VERSION = "1"
+BATCH = 5000
+READERS = {
+    "openalex": openalex.read,
+    "crossref": crossref.read,
+    "dblp": dblp.read,
+    "arxiv": arxiv.read,
+    "datacite": datacite.read,
+}
+"""Snapshot readers by source, in the order a build reads them."""
+LABELS = {"openalex": "OpenAlex", "crossref": "Crossref", "dblp": "DBLP", "arxiv": "arXiv",
+          "datacite": "DataCite"}
+AGENCIES = {"crossref": "Crossref", "datacite": "DataCite"}
+"""Sources whose every DOI is registered with them: their prefixes route a DOI (doiRA)."""
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS works(id INTEGER PRIMARY KEY, source TEXT NOT NULL,
+    key TEXT NOT NULL, title TEXT, record BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS ids(key TEXT NOT NULL, work INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS title_keys(key INTEGER NOT NULL, work INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS venues(name TEXT NOT NULL, source TEXT NOT NULL,
+    works INTEGER NOT NULL, PRIMARY KEY(name, source)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS prefixes(prefix TEXT PRIMARY KEY, agency TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sources(source TEXT PRIMARY KEY, snapshot TEXT, latest_folder TEXT,
+    works INTEGER, malformed INTEGER, unreadable INTEGER, problems TEXT, paths TEXT,
+    loaded_at TEXT);
+"""
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS works_key ON works(source, key);
+CREATE INDEX IF NOT EXISTS ids_key ON ids(key);
+CREATE INDEX IF NOT EXISTS title_keys_key ON title_keys(key);
+CREATE VIRTUAL TABLE IF NOT EXISTS titles USING fts5(title, content='works',
+    content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+"""
+
+
+class IndexFileError(Exception):
+    """The index file cannot be written or is not a citelsp index."""
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Which works to keep: a range of years, a list of venues (case-insensitive), or all."""
+
+    years: tuple[int, int] | None = None
+    venues: frozenset[str] | None = None
+
+    def keeps(self, record: Record) -> bool:
+        if self.years is not None:
+            low, high = self.years
+            if not any(low <= y <= high for y in record.years):
+                return False
+        if self.venues is not None:
+            names = {n.casefold() for n in (record.venue, *record.venue_aliases) if n}
+            return not names.isdisjoint(self.venues)
+        return True
+
+
+EVERY_WORK = Subset()
+
+
+@dataclass
+class Loaded:
+    """What one source's files gave: works kept, lines skipped, files cut short."""
+
+    source: str
+    tally: Tally
+    kept: int = 0
+    replaced: int = 0
+    snapshot: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class _Batch:
+    works: list[tuple] = field(default_factory=list)
+    ids: list[tuple] = field(default_factory=list)
+    titles: list[tuple] = field(default_factory=list)
+
+
+class IndexWriter:
+    """Loads snapshot files into an index file. ``fresh``: a new index, written beside ``path``
+    and moved over it by ``close``; otherwise ``path`` is updated in place."""
+
+    def __init__(self, path: Path, *, fresh: bool) -> None:
+        self.path = path
+        self.fresh = fresh
+        self.target = path.with_name(path.name + ".building") if fresh else path
+        if fresh:
+            self.target.unlink(missing_ok=True)
+        elif not path.is_file():
+            raise IndexFileError(f"{path}: no index to update (build one first)")
+        try:
+            self.db = sqlite3.connect(self.target, isolation_level=None)
+            self.db.executescript(_PRAGMAS)
+            if fresh:
+                self.db.executescript(_TABLES)
+                self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            else:
+                _check_schema(self.db, path)
+        except sqlite3.DatabaseError as exc:
+            raise IndexFileError(f"{path}: {exc}") from None
+        self.next_id = (self.db.execute("SELECT max(id) FROM works").fetchone()[0] or 0) + 1
+        self.venues: Counter[tuple[str, str]] = Counter()
+        self.prefixes: dict[str, str] = {}
+        self.loaded: list[Loaded] = []
+
+    def add(self, source: str, path: Path, *, subset: Subset = EVERY_WORK,
+            progress: Callable[[int], None] | None = None) -> Loaded:
+        """Read ``path`` with ``source``'s reader and load what ``subset`` keeps. An update
+        reads only OpenAlex folders newer than the last one loaded."""
+        since = self._latest_folder(source) if not self.fresh else None
+        loaded = Loaded(source, Tally())
+        started = time.monotonic()
+        entries = READERS[source](path, loaded.tally, since=since)
+        self.db.execute("BEGIN")
+        for batch in _batches(entries, BATCH):
+            kept = [e for e in batch if subset.keeps(e.record)]
+            self._write(source, kept, loaded)
+            if progress is not None:
+                progress(len(batch))
+        self.db.execute("COMMIT")
+        loaded.seconds = time.monotonic() - started
+        self._remember(source, path, loaded)
+        self.loaded.append(loaded)
+        return loaded
+
+    def _write(self, source: str, entries: list[Entry], loaded: Loaded) -> None:
+        rows = _Batch()
+        agency = AGENCIES.get(source)
+        if not self.fresh:  # a work twice in one batch: its last copy (a build drops older
+            entries = list({work_key(e.record): e for e in entries}.values())  # ones at the end)
+        for entry in entries:
+            record = entry.record
+            key = work_key(record)
+            if not self.fresh:
+                loaded.replaced += self._drop(source, key)
+            work = self.next_id
+            self.next_id += 1
+            rows.works.append((work, source, key, record.title, encode(record)))
+            rows.ids.extend((k, work) for k in identifier_keys(record))
+            rows.titles.extend((k, work) for k in record_title_keys(record))
+            for name in {record.venue, *record.venue_aliases} - {None, ""}:
+                self.venues[(name, source)] += 1
+            if agency and record.doi:
+                self.prefixes.setdefault(doi_prefix(record.doi), agency)
+            if entry.date and (loaded.snapshot is None or entry.date > loaded.snapshot):
+                loaded.snapshot = entry.date
+        loaded.kept += len(entries)
+        self.db.executemany("INSERT INTO works VALUES (?, ?, ?, ?, ?)", rows.works)
+        self.db.executemany("INSERT INTO ids VALUES (?, ?)", rows.ids)
+        self.db.executemany("INSERT INTO title_keys VALUES (?, ?)", rows.titles)
+        if not self.fresh:
+            self.db.executemany("INSERT INTO titles(rowid, title) VALUES (?, ?)",
+                                [(w[0], w[3]) for w in rows.works if w[3]])
+
+    def _drop(self, source: str, key: str) -> int:
+        """Remove the older copy of a work read again (an update); 1 if there was one."""
+        row = self.db.execute("SELECT id, title, record FROM works WHERE source = ? AND key = ?",
+                              (source, key)).fetchone()
+        if row is None:
+            return 0
+        work, title, blob = row
+        old = decode(blob)
+        self.db.executemany("DELETE FROM ids WHERE key = ? AND work = ?",
+                            [(k, work) for k in identifier_keys(old)])
+        self.db.executemany("DELETE FROM title_keys WHERE key = ? AND work = ?",
+                            [(k, work) for k in record_title_keys(old)])
+        if title:
+            self.db.execute("INSERT INTO titles(titles, rowid, title) VALUES ('delete', ?, ?)",
+                            (work, title))
+        self.db.execute("DELETE FROM works WHERE id = ?", (work,))
+        return 1
+
+    def _latest_folder(self, source: str) -> str | None:
+        row = self.db.execute("SELECT latest_folder FROM sources WHERE source = ?",
+                              (source,)).fetchone()
+        return row[0] if row else None
+
+    def _remember(self, source: str, path: Path, loaded: Loaded) -> None:
+        row = self.db.execute("SELECT snapshot, latest_folder, malformed, unreadable, problems,"
+                              " paths FROM sources WHERE source = ?", (source,)).fetchone()
+        snapshot, folder, malformed, unreadable, problems, paths = row or (None, None, 0, 0,
+                                                                           "[]", "[]")
+        folder = max(filter(None, [folder, loaded.snapshot if source == "openalex" else None]),
+                     default=None)
+        self.db.execute(
+            "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
+            (source, max(filter(None, [snapshot, loaded.snapshot]), default=None), folder,
+             malformed + loaded.tally.malformed, unreadable + loaded.tally.unreadable,
+             orjson.dumps([*orjson.loads(problems), *loaded.tally.problems][-50:]).decode(),
+             orjson.dumps(sorted({*orjson.loads(paths), str(path)})).decode(),
+             datetime.now(UTC).isoformat(timespec="seconds")))
+
+    def close(self) -> None:
+        """Finish: drop older copies, make the indexes and the FTS index, count, and move a
+        fresh build over ``path``."""
+        db = self.db
+        db.execute("BEGIN")
+        db.executemany(
+            "INSERT INTO venues VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET works = works + "
+            "excluded.works", [(n, s, c) for (n, s), c in self.venues.items()])
+        db.executemany("INSERT OR IGNORE INTO prefixes VALUES (?, ?)", self.prefixes.items())
+        db.execute("COMMIT")
+        if self.fresh:
+            db.executescript(_INDEXES)
+            _drop_older_copies(db)
+            db.execute("INSERT INTO titles(titles) VALUES ('rebuild')")
+        db.execute("UPDATE sources SET works = (SELECT count(*) FROM works "
+                   "WHERE works.source = sources.source)")
+        db.execute("ANALYZE")
+        db.close()
+        if self.fresh:
+            os.replace(self.target, self.path)
+
+    def abandon(self) -> None:
+        self.db.close()
+        if self.fresh:
+            self.target.unlink(missing_ok=True)
+
+
+_PRAGMAS = """
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+PRAGMA cache_size = -262144;
+PRAGMA temp_store = FILE;
+"""
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.DatabaseError:
+        row = None
+    if row is None or row[0] != SCHEMA_VERSION:
+        raise IndexFileError(f"{path}: not a citelsp index of this version (build it again)")
+
+
+def _drop_older_copies(db: sqlite3.Connection) -> None:
+    """A work read twice in one build (an OpenAlex work in two ``updated_date`` folders)
+    keeps its last copy."""
+    db.execute("CREATE TEMP TABLE stale AS SELECT w.id FROM works w JOIN (SELECT source, key, "
+               "max(id) AS newest FROM works GROUP BY source, key HAVING count(*) > 1) d "
+               "ON w.source = d.source AND w.key = d.key AND w.id < d.newest")
+    if db.execute("SELECT count(*) FROM stale").fetchone()[0]:
+        db.execute("BEGIN")
+        for table, column in (("ids", "work"), ("title_keys", "work"), ("works", "id")):
+            db.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM stale)")
+        db.execute("COMMIT")
+    db.execute("DROP TABLE stale")
+
+
+def work_key(record: Record) -> str:
+    """What makes two copies of one work the same work within a source (an arXiv id without
+    its version, else the source's id)."""
+    return record.arxiv_id if record.source == "arxiv" and record.arxiv_id else \
+        record.source_id or record.doi or ""
+
+
+def encode(record: Record) -> bytes:
+    """The Record as compact JSON: fields at their defaults are left out."""
+    data = record.to_dict()
+    return orjson.dumps({k: v for k, v in data.items() if v or k == "source"})
+
+
+def decode(blob: bytes) -> Record:
+    return Record.from_dict(orjson.loads(blob))
+
+
+def _batches(entries: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
+    batch: list[Entry] = []
+    for entry in entries:
+        batch.append(entry)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

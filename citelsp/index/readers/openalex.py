@@ -1,0 +1,45 @@
+"""OpenAlex snapshot: ``…/works/updated_date=YYYY-MM-DD/part_000.gz``, JSON Lines of Work objects
+(the objects ``/works`` answers), read oldest folder first so that a newer copy of a work
+replaces an older one. ``since`` reads only the folders after a date (``index update``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from citelsp.index.readers import Entry, Tally, entries, iso_date, parts, unwrapped
+from citelsp.resolution.openalex import parse_work
+
+SOURCE = "openalex"
+_OTHER = frozenset(("authors", "sources", "institutions", "topics", "domains", "fields",
+                    "subfields", "publishers", "funders", "concepts", "awards", "merged_ids",
+                    "parquet", "legacy-data"))
+"""Folders of a whole snapshot that hold no works (other entities, the Parquet copy)."""
+_FOLDER = re.compile(r"(?:^|/)updated_date=(\d{4}-\d{2}-\d{2})/")
+
+
+def folder_date(name: str) -> str | None:
+    """The ``updated_date`` of a part file's folder, or None outside that layout."""
+    m = _FOLDER.search(name)
+    return m.group(1) if m else None
+
+
+def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    """Every work under ``path`` (the snapshot, its ``works`` folder, one folder or one file)."""
+    def keep(name: str) -> bool:
+        folders = name.split("/")[:-1]
+        if name.endswith(".parquet") or name.rsplit("/", 1)[-1].startswith("manifest") \
+                or _OTHER.intersection(folders):
+            return False
+        date = folder_date(name)
+        return since is None or date is None or date > since
+
+    ordered = sorted(parts(path, keep), key=lambda p: (folder_date(p.name) or "", p.name))
+    for part in ordered:
+        date = folder_date(part.name)
+
+        def parse(work, date=date) -> Entry:
+            return Entry(parse_work(work), date or iso_date(work.get("updated_date")))
+
+        yield from entries(unwrapped(part, tally, "results"), parse, tally)
