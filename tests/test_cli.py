@@ -104,6 +104,9 @@ def test_offline_says_so_fast_and_exits_three(tmp_path):
     assert "P2 UNREACHABLE fake" in done.stdout and "offline, and no cached answer" in done.stdout
     never = citelsp("check", "paper.md", "--fail-on", "never", cwd=tmp_path, env=offline_env())
     assert never.returncode == 0
+    hook = citelsp("check", "paper.md", "--allow-unchecked", cwd=tmp_path, env=offline_env())
+    assert hook.returncode == 0, hook.stderr
+    assert "1 of 1 reference could not be checked (offline)" in hook.stdout
 
 
 KNUTH = "@book{knuth84, title = {The TeXbook}, author = {Knuth, Donald E.}, year = 1984}\n"
