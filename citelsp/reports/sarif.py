@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+from urllib.parse import quote
 
 from citelsp import __version__
 from citelsp.documents.model import Severity
-from citelsp.reports.rows import rows
+from citelsp.reports.rows import Row, rows
 from citelsp.verdict.reasons import README_URL, REASONS, doc_url
 from citelsp.workspace.snapshot import Snapshot
 
@@ -17,6 +19,15 @@ LEVELS = {
     Severity.INFORMATION: "note",
     Severity.HINT: "note",
 }
+
+
+def artifact_uri(row: Row) -> str:
+    """A percent-encoded relative reference for a file under the working directory (code
+    scanning reads it from the repository root), else the file's absolute ``file:`` URI."""
+    path = row.path.replace("\\", "/")
+    if os.path.isabs(row.path) or path == ".." or path.startswith("../"):
+        return row.uri
+    return quote(path)
 
 
 def data(snapshot: Snapshot) -> dict:
@@ -43,7 +54,7 @@ def data(snapshot: Snapshot) -> dict:
             "message": {"text": r.message},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": r.path.replace("\\", "/")},
+                    "artifactLocation": {"uri": artifact_uri(r)},
                     "region": {
                         "startLine": r.start[0] + 1,
                         "startColumn": r.start[1] + 1,
