@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,6 +15,7 @@ import jsonschema
 import yaml
 
 from tests.test_cli import offline_env
+from tests.test_pre_commit import citelsp_shim
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "editors" / "github-actions" / "citelsp.yml"
@@ -28,11 +28,7 @@ def steps() -> list[dict]:
 
 def run_step(step: dict, repo: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     """A `run:` step in bash -e, `citelsp` being this tree; `${{ }}` values left out."""
-    shim = tmp / "bin"
-    shim.mkdir(exist_ok=True)
-    (shim / "citelsp").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m citelsp "$@"\n',
-                                  encoding="utf-8")
-    (shim / "citelsp").chmod(0o755)
+    shim = citelsp_shim(tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
     env.update({k: str(v) for k, v in (step.get("env") or {}).items() if "${{" not in str(v)})
     env.update({"PATH": f"{shim}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT),

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.test_cli import offline_env
+from tests.test_neovim import REFS
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -32,14 +33,6 @@ bibliography: refs.bib
 Residual networks [@he2016deep] changed vision{extra}.
 """
 
-REFS = """\
-@article{he2016deep,
-  author = {He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing and Sun, Jian},
-  title = {Deep Residual Learning for Image Recognition},
-  journal = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition},
-  year = {2016},
-}
-"""
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -73,13 +66,19 @@ def system_hooks(folder: Path) -> Path:
     return folder
 
 
-def try_repo(repo: Path, hook_repo: Path, hook: str, tmp: Path,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def citelsp_shim(tmp: Path) -> Path:
+    """A folder holding a ``citelsp`` program that runs this tree (with PYTHONPATH set)."""
     shim = tmp / "bin"
     shim.mkdir(exist_ok=True)
     (shim / "citelsp").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m citelsp "$@"\n',
                                   encoding="utf-8")
     (shim / "citelsp").chmod(0o755)
+    return shim
+
+
+def try_repo(repo: Path, hook_repo: Path, hook: str, tmp: Path,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    shim = citelsp_shim(tmp)
     full = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
     full.update({"PATH": f"{shim}{os.pathsep}{full.get('PATH', '')}", "PYTHONPATH": str(ROOT),
                  "PRE_COMMIT_HOME": str(tmp / "pre-commit"),
