@@ -20,6 +20,7 @@ from pathlib import Path
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
+from citelsp.index import command as index_command
 from citelsp.workspace import Listener, Snapshot, Workspace, folders_without_work
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="citelsp", description=DESCRIPTION, formatter_class=formatter,
         epilog="commands:\n  citelsp check PATH...     check files and print a report\n"
                "  citelsp decide KEY ...    record a human decision about a reference\n"
+               "  citelsp index ACTION ...  build, update or describe a local index\n"
                "  citelsp serve             the language server on stdio (also --stdio)\n\n"
                "Run 'citelsp check --help' for its options, formats and exit codes.",
     )
@@ -146,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the report only: no progress, notices or summary on stderr")
     check.add_argument("--triangulate", action="store_true",
                        help="ask every source, not only those a verdict needs")
+
+    index_command.add_parser(sub)
 
     decide = sub.add_parser(
         "decide", help="record a human decision about a reference", formatter_class=formatter,
@@ -209,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         return check(ns)
     if ns.command == "decide":
         return decide(ns)
+    if ns.command == "index":
+        return index_command.run(ns)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 

@@ -163,6 +163,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("citelsp.ncbiEmail", ("string", "null"), None,
            "E-mail address NCBI asks E-utilities users to send; without it the PubMed check "
            "is skipped.", scope="machine-overridable", env="CITELSP_NCBI_EMAIL"),
+    Option("citelsp.index", ("array", "string", "null"), None,
+           "Local index files built with `citelsp index build`, asked before any service. "
+           "Several paths (a list, or `CITELSP_INDEX` joined by the path separator) are "
+           "asked in turn.", scope="machine", env="CITELSP_INDEX",
+           schema={"items": {"type": "string"}}),
+    Option("citelsp.indexStaleDays", "integer", 120,
+           "A local index snapshot older than this many days is mentioned once.",
+           schema={"minimum": 1}),
     Option("citelsp.cacheDir", ("string", "null"), None,
            "Folder of the lookup cache. Empty: the user cache folder.",
            scope="machine", env="CITELSP_CACHE_DIR"),
@@ -197,6 +205,9 @@ class Settings:
     ncbi_email: str | None = None
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     use_cache: bool = True
+    index: tuple[Path, ...] = ()
+    """Local index files (``citelsp index build``), asked before any service."""
+    index_stale_days: int = DEFAULTS["indexStaleDays"]
     endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
     timeout_s: float = 30.0
     max_body_bytes: int = 2 * 1024 * 1024
@@ -251,6 +262,8 @@ class Settings:
             ncbi_api_key=_secret(opts, env, "ncbiApiKey", "CITELSP_NCBI_API_KEY"),
             ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+            index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
+            index_stale_days=_int(opts.get("indexStaleDays"), DEFAULTS["indexStaleDays"]),
             endpoints=endpoints,
         )
 
@@ -302,6 +315,15 @@ def _truthy(value: str | None) -> bool:
 
 def _priority(value, default: str) -> str:
     return value if value in PRIORITIES else default
+
+
+def _paths(value) -> tuple[Path, ...]:
+    """A list of paths, or one string of paths joined by ``os.pathsep``."""
+    if isinstance(value, str):
+        value = value.split(os.pathsep)
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(Path(str(v)).expanduser() for v in value if str(v).strip())
 
 
 def _slug_map(value) -> Mapping[str, str] | str | None:

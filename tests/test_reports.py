@@ -53,7 +53,8 @@ def test_json_is_valid_and_complete(rendered):
     assert {o["citation_key"] for o in report["outcomes"]} == keys
     for outcome in report["outcomes"]:
         assert set(outcome["resolvers"]) == {"crossref", "openalex", "semantic_scholar", "arxiv",
-                                             "datacite", "doi_registry", "chinese_literature"}
+                                             "datacite", "doi_registry", "chinese_literature",
+                                             "dblp"}
     for d in report["diagnostics"]:
         assert d["severity"] in ("error", "warning", "information", "hint")
         assert d["range"]["start"]["line"] >= 0

@@ -22,6 +22,7 @@ from citelsp.resolution.outcome import Answer, Found, Outcome, Retraction, Unrea
 from citelsp.resolution.sources import Sources
 
 if TYPE_CHECKING:
+    from citelsp.index.query import LocalIndexes
     from citelsp.resolution.lookups import Lookups
 
 RETRACTION_SOURCES = ("crossref", "openalex")
@@ -71,6 +72,8 @@ class Context:
     memo: Memo | None = None
     triangulate: bool = False
     """Ask every source, not only those the request plan needs (``citelsp.triangulate``)."""
+    index: LocalIndexes | None = None
+    """The local index of snapshots, asked before any service (``citelsp.index``)."""
 
 
 @dataclass
@@ -82,6 +85,8 @@ class Asked:
     checked_at: datetime | None = None
     age_days: float | None = None
     stale: bool = False
+    via: str | None = None
+    """The snapshot a local index answered from ("OpenAlex snapshot 2026-11")."""
 
 
 @dataclass

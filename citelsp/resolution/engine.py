@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
+from citelsp.index.adapter import open_index
 from citelsp.resolution import cache as answer_cache
 from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Memo, Resolution, ask
 from citelsp.resolution.http import HttpClient
@@ -78,6 +79,7 @@ class Engine:
             if use
             else None
         )
+        self.index, self.index_notes = open_index(settings)
         self._inflight: dict[tuple[str, bool], _Shared] = {}
         self._ranks = itertools.count()
         """Resolutions asked for earlier get the paced slots first (``pacing.RANK``)."""
@@ -92,6 +94,7 @@ class Engine:
             lookups=self.lookups,
             memo=self.memo,
             triangulate=self.settings.triangulate,
+            index=self.index,
         )
 
     async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:
@@ -222,6 +225,8 @@ class Engine:
         for shared in list(self._inflight.values()):
             shared.task.cancel()
         self.lookups.close()
+        if self.index is not None:
+            self.index.close()
         await self.http.aclose()
         if self.cache is not None:
             self.cache.close()

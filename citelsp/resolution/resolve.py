@@ -19,6 +19,7 @@ from typing import Any
 
 from citelsp import links
 from citelsp.documents.model import Reference, Work
+from citelsp.index.adapter import asked as index_answer
 from citelsp.resolution.arxiv import base_id
 from citelsp.resolution.asking import Asked, Context, Resolution, ask
 from citelsp.resolution.chinese_literature import ChineseLiterature
@@ -56,6 +57,7 @@ RESOLVERS = (
     "datacite",
     "doi_registry",
     "chinese_literature",
+    "dblp",
 )
 TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar")
 LABELS = {
@@ -66,7 +68,10 @@ LABELS = {
     "datacite": "DataCite",
     "doi_registry": "doi.org",
     "chinese_literature": "Chinese-literature sources",
+    "dblp": "DBLP",
 }
+INDEX_PREFERENCE = ("arxiv", "crossref", "datacite", "openalex", "dblp")
+"""Which snapshot's record of a cited identifier is judged first: the registering source's."""
 
 
 class _Run:
@@ -118,6 +123,9 @@ class _Run:
 
     def set(self, resolver: str, status: str, queried_by: str | None, summary: str,
             asked: Asked | None = None, **extra) -> Outcome:
+        if asked is not None and asked.via:
+            summary = f"{asked.via}: {summary}"
+            extra["details"] = {**extra.get("details", {}), "snapshot": asked.via}
         outcome = Outcome(resolver, status, queried_by, summary, **extra)
         if asked is not None:
             outcome.checked_at = asked.checked_at
@@ -154,7 +162,7 @@ class _Run:
         elif not self.ids.any and not self.work.title:
             for name in RESOLVERS:
                 self.skip(name, "nothing to look up: no identifier and no title")
-        else:
+        elif not self.from_index():
             chinese = ChineseLiterature(self, self.ctx.sources.doi_registry,
                                         self.ctx.sources.pubmed)
             if self.doi_is_the_arxiv_id():
@@ -187,13 +195,16 @@ class _Run:
 
     def not_asked_reason(self, name: str, matched: Outcome | None, refuted: bool) -> str:
         if matched is not None:
-            return f"not needed: matched by {LABELS[matched.resolver]}"
+            by = matched.details.get("snapshot") or LABELS[matched.resolver]
+            return f"not needed: matched by {by}"
         if refuted and name in TITLE_SEARCHERS:
             return "not needed: the cited identifier is refuted"
         if name == "arxiv":
             return "not asked: no arXiv id"
         if name == "datacite":
             return "not asked: not a DataCite DOI"
+        if name == "dblp":
+            return "not asked: DBLP is read from a local index only"
         if name == "doi_registry":
             return "not asked: no DOI" if self.ids.doi is None else "not needed for this DOI"
         if not self.work.title:
@@ -217,6 +228,55 @@ class _Run:
             cache_stale_advisory=any(a.stale for a in self.asked),
             complete=not self.incomplete,
         )
+
+    # -- the local index -------------------------------------------------------------------
+
+    def from_index(self) -> bool:
+        """Take from the local index what it can match (DESIGN.md §12), as an answer of the
+        source whose snapshot holds the record. Only a match is taken from a snapshot: a
+        record that does not confirm the cited work, and a work the index lacks, go on to the
+        services (snapshots lag and cover less; absence from one is never evidence). True
+        when every cited identifier matched, or, none cited, the title: no service is asked.
+        What matched is also this run's answer should the plan ask that source after all."""
+        index = self.ctx.index
+        if index is None:
+            return False
+        doi, arxiv = self.ids.doi, self.ids.arxiv
+        if doi is not None and (agency := index.agency(doi_prefix(doi.value))):
+            self.agency, self.authoritative = agency, agency_resolver(agency)
+            question = ("doi_registry", "agency", doi_prefix(doi.value).strip().lower())
+            self.answered[question] = Asked(Agency(agency))
+        cited = [(i, find) for i, find in ((arxiv, index.by_arxiv), (doi, index.by_doi))
+                 if i is not None and not i.impossible]
+        if cited or doi is not None or arxiv is not None:
+            return bool(cited) and all([self.index_identifier(i, find) for i, find in cited])
+        hits = index.by_title(self.work.title or "")
+        match = judge_title_search(self.work, [h.record for h in hits], with_near=False).match
+        hit = next((h for h in hits if h.record is match), None)
+        if hit is None:
+            return False
+        self.set(hit.record.source, "matched", "title",
+                 f"title found: {_quote(hit.record.title)}", index_answer(hit),
+                 record=hit.record, url=hit.record.url)
+        return True
+
+    def index_identifier(self, ident: Identifier, find: Callable[[str], list]) -> bool:
+        first = self.authoritative if ident.kind == "doi" else "arxiv"
+        hits = sorted(find(ident.value), key=lambda h: (
+            h.record.source != first, _rank(INDEX_PREFERENCE, h.record.source)))
+        form = "doi" if ident.kind == "doi" else "id"
+        url = links.doi_url(ident.value) if ident.kind == "doi" else links.arxiv_url(ident.value)
+        for hit in hits:
+            judgement = judge_identifier_record(self.work, hit.record, authoritative=False)
+            if not judgement.matched:
+                continue
+            resolver, asked = hit.record.source, index_answer(hit)
+            self.answered[(resolver, form, ident.value.strip().lower())] = asked
+            if ident.kind == "doi":
+                self.records[resolver] = hit.record
+            self.apply_id_judgement(resolver, ident, hit.record, judgement, asked, url)
+            return True
+        return False
 
     # -- arXiv -----------------------------------------------------------------------------
 
@@ -545,6 +605,10 @@ class _Run:
                                lambda: self.lookup_doi("crossref", doi.value))
         if isinstance(asked.answer, Found) and asked.answer.records:
             self.records["crossref"] = asked.answer.records[0]
+
+
+def _rank(order: tuple[str, ...], name: str) -> int:
+    return order.index(name) if name in order else len(order)
 
 
 def _quote(title: str | None) -> str:

@@ -102,6 +102,8 @@ class Verifier:
         self.engine = Engine(settings) if settings.verify else None
         if self.engine is not None:  # a task of its own: configuring does not wait for it
             self._preparing = asyncio.get_running_loop().create_task(self.engine.prepare())
+            for note in self.engine.index_notes:
+                self._tell(note)
         if settings.offline:
             self._tell(OFFLINE_MESSAGE)
 

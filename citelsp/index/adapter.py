@@ -1,0 +1,41 @@
+"""The local index as the request plan's first resolver: opened from the settings, with what
+a person must hear once about it (a file that cannot be used, a snapshot that is old)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from citelsp.config import Settings
+from citelsp.index.query import Hit, IndexOpenError, LocalIndexes
+from citelsp.resolution.asking import Asked
+from citelsp.resolution.outcome import Found
+
+
+def open_index(settings: Settings, today: date | None = None
+               ) -> tuple[LocalIndexes | None, list[str]]:
+    """The index files ``citelsp.index`` names, and notices: an index that cannot be opened
+    is not used (verification goes to the services as without one), and each snapshot older
+    than ``citelsp.indexStaleDays`` is named once."""
+    if not settings.index:
+        return None, []
+    try:
+        index = LocalIndexes.open(settings.index)
+    except IndexOpenError as exc:
+        return None, [f"citelsp: local index not used: {exc}"]
+    notes = []
+    for snapshot in index.stale(settings.index_stale_days, today or date.today()):
+        notes.append(f"citelsp: the local index's {snapshot.label} is "
+                     f"{snapshot.age_days(today or date.today())} days old: newer works and "
+                     "changes are not in it, and are looked up in the services")
+    return index, notes
+
+
+def asked(hit: Hit) -> Asked:
+    """An index hit as an answer: checked on the snapshot's date, named by its label."""
+    when = None
+    if hit.snapshot.date:
+        try:
+            when = datetime.fromisoformat(hit.snapshot.date[:10]).replace(tzinfo=UTC)
+        except ValueError:
+            when = None
+    return Asked(Found((hit.record,)), checked_at=when, via=hit.snapshot.label)

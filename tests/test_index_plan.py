@@ -1,0 +1,162 @@
+"""The local index as the first resolver (DESIGN.md §12), against the loopback API server.
+
+The index is built from snapshot-format files written from the same recorded bodies the server
+answers with, so a reference checked with the index must get the grade it gets without it,
+with no request; what the index cannot match goes to the services as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from citelsp.config import Settings
+from citelsp.index.adapter import open_index
+from citelsp.index.build import IndexWriter
+from tests.apiserver import ApiServer, load_default_routes
+from tests.judged import judge_all
+from tests.snapshots import arxiv_papers, crossref_works, write_snapshots
+from tests.test_check_e2e import BIB, run_cli
+from tests.test_engine import FAST_RECHECK, bib_refs
+
+RECORDED_ARXIV_IDS = ("0808.05394", "1605.08386", "1707.08567", "astro-ph/0601001")
+"""arXiv papers recorded from ``id_list`` (the others come from search feeds, which a
+lookup by id is not served)."""
+
+
+def sample_bib() -> str:
+    """Every recorded Crossref work as its authors would cite it, and the arXiv papers."""
+    out = []
+    for n, work in enumerate(crossref_works()):
+        title = (work.get("title") or [""])[0]
+        year = (work.get("issued", {}).get("date-parts") or [[None]])[0][0]
+        authors = " and ".join(f"{a['family']}, {a.get('given', '')}"
+                               for a in work.get("author", [])[:3] if a.get("family"))
+        if title and year:
+            out.append(f"@article{{c{n},\n title={{{title}}},\n author={{{authors or 'Anon'}}},"
+                       f"\n year={{{year}}},\n doi={{{work['DOI']}}}\n}}\n")
+    for paper in arxiv_papers():
+        if paper["id"] in RECORDED_ARXIV_IDS:
+            authors = " and ".join(f"{p[0]}, {p[1]}" for p in paper["authors_parsed"])
+            out.append(f"@misc{{{paper['id'].replace('/', '_')},\n title={{{paper['title']}}},\n"
+                       f" author={{{authors}}},\n eprint={{{paper['id']}}},\n"
+                       " archivePrefix={arXiv}\n}\n")
+    return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def index_file(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("plan")
+    writer = IndexWriter(root / "works.sqlite", fresh=True)
+    for source, path in write_snapshots(root / "snapshots").items():
+        writer.add(source, path)
+    writer.close()
+    return root / "works.sqlite"
+
+
+@pytest.fixture()
+def server():
+    with ApiServer() as api:
+        load_default_routes(api)
+        yield api
+
+
+def check(settings, text: str):
+    async def run():
+        from citelsp.resolution.engine import Engine
+        engine = Engine(settings, arxiv_recheck_delay=FAST_RECHECK)
+        try:
+            return await judge_all(engine, bib_refs(text))
+        finally:
+            await engine.aclose()
+    return {d.reference.key: d for d in asyncio.run(run())}
+
+
+def grades(done) -> dict:
+    return {key: (d.judgement.verdict, sorted((f.priority, f.reason_code)
+                                              for f in d.judgement.findings))
+            for key, d in done.items()}
+
+
+def test_grades_equal_and_no_request_for_works_the_index_holds(server, index_file, tmp_path):
+    bib = sample_bib()
+    settings = server.settings(use_cache=False)
+    without = check(settings, bib)
+    asked = len(server.requests)
+    assert asked > 100
+    with_index = check(settings.with_changes(index=(index_file,)), bib)
+    assert len(server.requests) == asked  # not one request
+    assert grades(with_index) == grades(without)
+    assert sum(v == "true" for v, _ in grades(with_index).values()) > 90
+    outcome = with_index["c0"].resolution.outcomes["crossref"]
+    assert outcome.summary.startswith("Crossref snapshot 2026-07: DOI ")
+    assert outcome.details["snapshot"] == "Crossref snapshot 2026-07"
+    skipped = with_index["c0"].resolution.outcomes["openalex"]
+    assert skipped.summary == "not needed: matched by Crossref snapshot 2026-07"
+
+
+def test_what_the_index_cannot_match_goes_to_the_services(server, index_file):
+    settings = server.settings(use_cache=False)
+    without = check(settings, BIB)
+    before = len(server.requests)
+    with_index = check(settings.with_changes(index=(index_file,)), BIB)
+    assert grades(with_index) == grades(without)
+    # a DOI absent from every snapshot still goes to the DOI registry and is refuted there
+    assert "DOI_REFUTED" in grades(with_index)["nodoi"][1][0]
+    assert server.count("handle", "10.1371/notarealdoi") >= 1 + 1  # once per run
+    # a DOI whose snapshot records name another work: the services decide, as without
+    assert grades(with_index)["otherwork"] == grades(without)["otherwork"]
+    assert server.asked("crossref", "10.1016/j.addr.2015.01.008") >= 2
+    # a title-only reference the index holds is matched by title from it, asking nothing
+    assert with_index["titleonly"].judgement.verdict == "true"
+    assert with_index["titleonly"].resolution.outcomes["crossref"].summary.startswith(
+        "Crossref snapshot")
+    assert len(server.requests) > before
+
+
+def test_offline_with_an_index_checks_what_it_holds(index_file, tmp_path):
+    settings = Settings(offline=True, use_cache=False, index=(index_file,))
+    done = check(settings, BIB)
+    assert done["real"].judgement.verdict == "true"
+    assert done["real"].resolution.complete
+    assert not done["nodoi"].resolution.complete  # said as not checked, never a verdict
+    assert done["nodoi"].judgement.verdict == "unresolvable"
+
+
+def test_cli_names_the_snapshot_and_asks_nothing(server, index_file, tmp_path):
+    (tmp_path / "refs.bib").write_text(sample_bib())
+    done = run_cli(server, "check", "refs.bib", "--format", "json", "--fail-on", "never",
+                   cache_dir=tmp_path / "cache", cwd=tmp_path,
+                   env={"CITELSP_INDEX": str(index_file)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert server.requests == []
+    summaries = {o["citation_key"]: o["resolvers"] for o in report["outcomes"]}
+    assert summaries["c0"]["crossref"]["response_summary"].startswith("Crossref snapshot 2026-07")
+    assert summaries["c0"]["crossref"]["checked_at"].startswith("2026-07")
+
+
+def test_an_unusable_or_old_index_is_said_once(index_file, tmp_path):
+    settings = Settings(index=(index_file,), index_stale_days=120)
+    _, notes = open_index(settings, today=date(2027, 6, 1))
+    assert any("OpenAlex snapshot 2025-09 is 609 days old" in n for n in notes)
+    (tmp_path / "bad.sqlite").write_text("not an index")
+    index, notes = open_index(settings.with_changes(index=(tmp_path / "bad.sqlite",)))
+    assert index is None and notes[0].startswith("citelsp: local index not used:")
+
+
+def test_index_build_command(tmp_path):
+    from citelsp.cli import main
+    paths = write_snapshots(tmp_path / "s")
+    assert main(["index", "build", str(tmp_path / "i.sqlite"), "--crossref",
+                 str(paths["crossref"]), "--years", "2020-2030"]) == 0
+    assert main(["index", "update", str(tmp_path / "i.sqlite"), "--dblp",
+                 str(paths["dblp"])]) == 0
+    assert main(["index", "status", str(tmp_path / "i.sqlite")]) == 0
+    assert main(["index", "build", str(tmp_path / "j.sqlite")]) == 2
+    assert main(["index", "update", str(tmp_path / "none.sqlite"), "--dblp",
+                 str(paths["dblp"])]) == 2
