@@ -15,6 +15,7 @@ merged section names is used, but its origin never receives an API key (``Endpoi
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -157,6 +158,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("citelsp.openalexApiKey", ("string", "null"), None,
            "OpenAlex API key; without one OpenAlex usually refuses. Better kept in the "
            "environment.", scope="machine", env="CITELSP_OPENALEX_API_KEY"),
+    Option("citelsp.openalexDailyBudgetUsd", ("number", "null"), None,
+           "Dollars of OpenAlex usage citelsp may spend a day (searches cost $0.001, lists "
+           "$0.0001, lookups by DOI nothing). Empty: OpenAlex's free allowance, $1 with an API "
+           "key, $0.01 without.", scope="machine-overridable",
+           env="CITELSP_OPENALEX_DAILY_BUDGET_USD", schema={"minimum": 0}),
     Option("citelsp.ncbiApiKey", ("string", "null"), None,
            "NCBI E-utilities API key (PubMed). Better kept in the environment.",
            scope="machine", env="CITELSP_NCBI_API_KEY"),
@@ -201,6 +207,8 @@ class Settings:
     mailto: str | None = None
     semantic_scholar_api_key: str | None = None
     openalex_api_key: str | None = None
+    openalex_daily_budget_usd: float | None = None
+    """None: OpenAlex's free daily allowance ($1 with a key, $0.01 without)."""
     ncbi_api_key: str | None = None
     ncbi_email: str | None = None
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
@@ -259,6 +267,8 @@ class Settings:
             semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
                                              "CITELSP_SEMANTIC_SCHOLAR_API_KEY"),
             openalex_api_key=_secret(opts, env, "openalexApiKey", "CITELSP_OPENALEX_API_KEY"),
+            openalex_daily_budget_usd=_amount(opts.get("openalexDailyBudgetUsd"),
+                                              env.get("CITELSP_OPENALEX_DAILY_BUDGET_USD")),
             ncbi_api_key=_secret(opts, env, "ncbiApiKey", "CITELSP_NCBI_API_KEY"),
             ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
@@ -307,6 +317,19 @@ def _int(value, default: int) -> int:
         return int(value) if value is not None and value != "" else default
     except (TypeError, ValueError):
         return default
+
+
+def _amount(*values) -> float | None:
+    """The first value that is a finite, non-negative number (a setting, then the
+    environment); None when none is."""
+    for value in values:
+        try:
+            amount = float(value)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if math.isfinite(amount) and amount >= 0:
+            return amount
+    return None
 
 
 def _truthy(value: str | None) -> bool:

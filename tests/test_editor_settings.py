@@ -72,6 +72,8 @@ def _other_value(option):
         return not option.default
     if "integer" in kinds:
         return option.default + 7
+    if "number" in kinds:
+        return (option.default or 0) + 2.5
     if "array" in kinds:
         return ["other.bib"]
     if option.key.endswith("baseUrl"):

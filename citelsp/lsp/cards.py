@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from citelsp import links
 from citelsp.documents.text import normalize_title
 from citelsp.lsp.markup import Markup
+from citelsp.resolution.budget import card_line as budget_card_line
+from citelsp.resolution.budget import waits_for
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import conflict_text
@@ -65,6 +67,10 @@ def verification_card(result: ReferenceResult, m: Markup) -> str:
     lines.append("")
     lines += m.table(["source", "status", "queried by", "summary", "checked"],
                      [_row(name, outcome, m) for name, outcome in resolution.outcomes.items()])
+    spent = waits_for(o.summary for o in resolution.outcomes.values()
+                      if o.status == "unreachable")
+    if spent is not None and judgement.verdict != "true":
+        lines += ["", m.italic(m.text(budget_card_line(spent)))]
     if judgement.matched is not None:
         lines += ["", f"{m.bold('Matched record:')} {record_line(judgement.matched, m)}"]
     if judgement.conflicts:

@@ -26,7 +26,8 @@ def render(snapshot: Snapshot) -> str:
     items.sort(key=lambda pair: (priority_rank(pair[1].priority), pair[1].citation_key))
     found = rows(snapshot)
     local = _local(found)
-    lines = ["# Reference check", "", *summary(snapshot, found).splitlines()]
+    lines = ["# Reference check", "",
+             *(markdown_text(line) for line in summary(snapshot, found).splitlines())]
     for priority in PRIORITY_ORDER:
         group = [(r, i) for r, i in items if i.priority == priority]
         here = [g for g in local if g[0].priority == priority]

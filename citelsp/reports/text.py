@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from citelsp.reports.rows import Row, rows
 from citelsp.reports.safe import printable
+from citelsp.resolution.budget import waiting_statement
 from citelsp.verdict.reasons import PRIORITY_ORDER
 from citelsp.workspace.snapshot import Snapshot
 
@@ -86,5 +87,7 @@ def summary(snapshot: Snapshot, found: list[Row] | None = None) -> str:
     head = (f"{len(results)} reference{'s' if len(results) != 1 else ''}: "
             f"{verdicts.count('true')} verified, {verdicts.count('false')} refuted, "
             f"{verdicts.count('unresolvable')} unresolvable; findings: {counts}")
-    statement = snapshot.coverage().statement()
-    return head + (f"\n{statement}" if statement else "")
+    statements = [snapshot.coverage().statement(),
+                  *(waiting_statement(spent, keys)
+                    for spent, keys in snapshot.waiting_for_budget().items())]
+    return "\n".join([head, *(printable(s) for s in statements if s)])

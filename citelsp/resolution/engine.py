@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from citelsp.documents.model import Reference
 from citelsp.index.adapter import open_index
 from citelsp.resolution import cache as answer_cache
 from citelsp.resolution.asking import ARXIV_RECHECK_DELAY_S, Context, Memo, Resolution, ask
+from citelsp.resolution.budget import DailyBudget, allowances
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.identifiers import arxiv_from_doi, normalize_arxiv, normalize_doi
 from citelsp.resolution.identity import reference_identity
@@ -61,15 +63,20 @@ class Engine:
 
     def __init__(self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None,
                  use_cache: bool | None = None,
-                 arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S) -> None:
-        """``arxiv_recheck_delay`` exists so tests need not wait arXiv's 3 s between misses."""
+                 arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S,
+                 clock: Callable[[], float] = time.time) -> None:
+        """``arxiv_recheck_delay`` exists so tests need not wait arXiv's 3 s between misses;
+        ``clock`` (wall time) says which day's budget requests are charged to."""
         self.settings = settings
-        self.http = HttpClient(settings, transport=transport)
+        use = settings.use_cache if use_cache is None else use_cache
+        self.budget = DailyBudget(settings.cache_dir if use else None, allowances(settings),
+                                  clock=clock)
+        """The day's budgets, kept beside the cache (``--no-cache``: in this process)."""
+        self.http = HttpClient(settings, transport=transport, budget=self.budget)
         self.sources = Sources.create(self.http, settings)
         self.lookups = Lookups(self.sources, self.http)
         self.memo = Memo()
         self.arxiv_recheck_delay = arxiv_recheck_delay
-        use = settings.use_cache if use_cache is None else use_cache
         self.cache = (
             answer_cache.AnswerCache(
                 settings.cache_dir,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from citelsp import __version__, links
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
 from citelsp.resolution import terms
+from citelsp.resolution.budget import DailyBudget
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Origin, Pacer, origin_of
 
@@ -132,8 +133,12 @@ class HttpClient:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         pacer: Pacer | None = None,
+        budget: DailyBudget | None = None,
     ) -> None:
+        """``budget`` charges metered requests (OpenAlex) before they go; without one nothing
+        is metered here."""
         self._settings = settings
+        self._budget = budget
         self._secrets = settings.secrets()
         self._pacer = pacer or Pacer.from_settings(settings)
         self._user_agent = _user_agent(settings.mailto)
@@ -326,6 +331,8 @@ class HttpClient:
         except httpx.InvalidURL:
             return Unreachable(f"invalid URL for {endpoint}")
         url = url.copy_merge_params(params or {})
+        if self._budget is not None and (spent := self._budget.charge(endpoint, call.kind)):
+            return Unreachable(spent)
         for attempt in range(MAX_RETRIES + 1):
             result = await self._follow(method, url, endpoint, accept, headers, body, call)
             if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:
@@ -388,6 +395,8 @@ class HttpClient:
                 async with slots:
                     result = await self._send(request, accept, hop_lane.name)
             if not isinstance(result, _Redirect):
+                if isinstance(result, HttpResponse) and origin == own:
+                    self._metered(endpoint, result.headers)
                 return result
             try:
                 url = url.join(result.location)
@@ -396,6 +405,19 @@ class HttpClient:
             if result.status == 303 or (result.status in (301, 302) and method == "POST"):
                 method, body = "GET", None
         return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
+
+    def _metered(self, endpoint: str, headers: Mapping[str, str]) -> None:
+        """A service that says nothing of the day's budget is left (OpenAlex's
+        ``x-ratelimit-remaining-usd``) spends the rest of ours: no request today."""
+        if self._budget is None:
+            return
+        for name in ("x-ratelimit-remaining-usd", "x-ratelimit-remaining-credits"):
+            try:
+                remaining = float(headers.get(name, "nan"))
+            except ValueError:
+                continue
+            if remaining <= 0:
+                self._budget.exhaust(endpoint)
 
     def _departure(self, origin: Origin, lane: str) -> Callable[[str, dict], Awaitable[None]]:
         """httpcore's trace hook: the interval to the next request counts from the moment

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from citelsp.documents.model import Citation, Problem, Reference
 from citelsp.documents.parse import Document
 from citelsp.resolution.asking import Resolution
+from citelsp.resolution.budget import waits_for
 from citelsp.resolution.outcome import Outcome
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import Judgement
@@ -103,6 +104,19 @@ class Snapshot:
                                         for o in result.resolution.outcomes.values()):
                 checkable += 1
         return Coverage(len(self.results), causes, checkable)
+
+    def waiting_for_budget(self) -> dict[str, list[str]]:
+        """Spent daily budget (``budget.waits_for``) → the keys of the references not
+        verified that wait for it: said once in a report."""
+        waiting: dict[str, list[str]] = {}
+        for result in self.results:
+            if result.judgement.verdict == "true":
+                continue
+            spent = waits_for(o.summary for o in result.resolution.outcomes.values()
+                              if o.status == "unreachable")
+            if spent is not None:
+                waiting.setdefault(spent, []).append(result.reference.key)
+        return waiting
 
     def summaries(self) -> list[dict]:
         """Seed-000 summaries: one per (citation_key, ref_slug) pair (DESIGN.md §10)."""

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
 from citelsp.resolution.asking import Resolution
+from citelsp.resolution.budget import notice as budget_notice
+from citelsp.resolution.budget import waits_for
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.identity import reference_identity
 from citelsp.resolution.sources import OPENALEX_KEY_ADVICE, refused_for_want_of_key
@@ -317,6 +319,10 @@ class Verifier:
         if self.engine is not None and refused_for_want_of_key(resolution.outcomes,
                                                                self.engine.settings):
             self._tell(f"citelsp: {OPENALEX_KEY_ADVICE}")
+        spent = waits_for(o.summary for o in resolution.outcomes.values()
+                          if o.status == "unreachable")
+        if spent is not None:
+            self._tell(budget_notice(spent))
 
     def _tell(self, message: str) -> None:
         if message not in self._told:
