@@ -457,6 +457,44 @@ async def test_add_matched_doi_to_an_entry_without_one(workspace, env):
         assert f"doi = {{{REAL_DOI}}}" in entry
 
 
+async def test_apply_verified_metadata_from_a_hostile_depositor_writes_inert_values(
+        workspace, env, api):
+    """Issue 29: an organization author and a venue that close their value and open new
+    fields (url, note, doi) in a depositor's record stay text in the applied entry."""
+    from citelsp.documents.bibtex import parse_bibtex
+    from citelsp.documents.bibtex_writer import written_form
+    from citelsp.documents.works import parse_bibtex_names
+
+    organization = "ACME}} , url = {https://evil.example/} , note = {\\input{/etc/passwd}} , x = {{"
+    venue = "Nature}, doi = {10.6666/evil}, url = {https://evil.example/"
+    body = json.loads(fixture(f"crossref/{REAL_DOI.replace('/', '_')}.json").read_text())
+    body["message"].update(DOI="10.5555/deposit.1", author=[
+        {"family": "Bran", "given": "Andres M."}, {"name": organization}],
+        **{"container-title": [venue]})
+    api.add("crossref", "GET", "/works/10.5555/deposit.1", body=json.dumps(body))
+    bib_path = workspace / "refs.bib"
+    bib_path.write_text(f"""@article{{deposit,
+  title   = {{{REAL_TITLE}}},
+  author  = {{Doe, Jane}},
+  journal = "Journal of Chemistry Tools",
+  year    = {{2024}},
+  doi     = {{10.5555/deposit.1}},
+}}
+""", encoding="utf-8")
+    async with lsp_session(workspace, env) as lsp:
+        bib = open_file(lsp, bib_path, "bibtex")
+        await wait_until(lsp, verified(bib, "deposit"))
+        found = await code_actions(lsp, bib, position_of(bib_path, "deposit"))
+        fix = next(a for a in found if a.title.startswith("Apply verified metadata"))
+        fixed = apply(bib_path.read_text(), fix.edit.changes[bib])
+    (ref,) = parse_bibtex(bib, fixed).references
+    assert set(ref.fields) == {"title", "author", "journal", "year", "doi"}
+    assert ref.fields["doi"].value == "10.5555/deposit.1"
+    people, _ = parse_bibtex_names(ref.fields["author"].value)
+    assert [p.family for p in people] == ["Bran", written_form(organization)]
+    assert ref.work.venue == written_form(venue)
+
+
 async def test_human_decisions_persist_across_restart(workspace, env):
     bib_path = workspace / "refs.bib"
     async with lsp_session(workspace, env) as lsp:

@@ -13,7 +13,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc import latex2text
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
 from pylatexenc.latexwalker import get_default_latex_context_db
 from pylatexenc.macrospec import LatexContextDb
 
@@ -38,8 +39,12 @@ def collapse_whitespace(s: str) -> str:
 
 @lru_cache(maxsize=1)
 def _latex_converter() -> LatexNodes2Text:
-    """Built on first use: constructing pylatexenc's tables is slow."""
-    return LatexNodes2Text(math_mode="text")
+    """Built on first use: constructing pylatexenc's tables is slow. ``\\textasciicircum``
+    prints the ASCII circumflex (pylatexenc reads U+02C6; citelsp writes ``^`` so)."""
+    context = latex2text.get_default_latex_context_db()
+    context.add_context_category("citelsp", prepend=True, macros=[
+        MacroTextSpec("textasciicircum", simplify_repl="^")])
+    return LatexNodes2Text(math_mode="text", latex_context=context)
 
 
 @lru_cache(maxsize=1)

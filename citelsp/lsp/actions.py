@@ -11,13 +11,14 @@ import json
 from lsprotocol import types
 
 from citelsp import links
+from citelsp.documents import bibtex_writer as bib
 from citelsp.documents.bibtex_blocks import is_unicode_space, space_name
 from citelsp.documents.model import PRINTED, Field, Problem, Reference
 from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
 from citelsp.spans import Span
 from citelsp.verdict.placement import field_of
-from citelsp.workspace.entries import bibtex_text
+from citelsp.workspace.entries import csl_names
 from citelsp.workspace.snapshot import ReferenceResult
 
 OPEN_URL = "citelsp.openUrl"
@@ -123,12 +124,12 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
             found.append((f"Apply verified metadata from {matched.source} to '{ref.key}'", edits))
         ids = result.resolution.ids
         if matched.doi and ids.doi is None:
-            found.append((f"Add DOI {matched.doi} to '{ref.key}'",
-                          [_insert_field(ref, "doi", matched.doi, text)]))
+            if (edit := _insert_field(ref, "doi", matched.doi, text)) is not None:
+                found.append((f"Add DOI {matched.doi} to '{ref.key}'", [edit]))
         elif matched.doi and ids.doi is not None and matched.doi.lower() != ids.doi.value \
                 and result.judgement.item is not None \
                 and result.judgement.item.priority == "P0":
-            edit = _replace(ref, ref.fields[ids.doi.field], matched.doi, text) \
+            edit = _doi_edit(ref, ref.fields[ids.doi.field], matched.doi, text) \
                 if ids.doi.field in ref.fields else None
             if edit is not None:
                 found.append((f"Replace the cited DOI with the matched work's {matched.doi}",
@@ -137,8 +138,9 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
         near = judgement.near_matches[0]
         edits = [e for name in ("title", "year", "author")
                  if (e := _field_edit(ref, name, near, text)) is not None]
-        if near.doi and result.resolution.ids.doi is None:
-            edits.append(_insert_field(ref, "doi", near.doi, text))
+        if near.doi and result.resolution.ids.doi is None \
+                and (edit := _insert_field(ref, "doi", near.doi, text)) is not None:
+            edits.append(edit)
         if edits:
             found.append((f"Did you mean “{near.title}”? Apply its metadata to '{ref.key}'",
                           edits))
@@ -146,56 +148,62 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
 
 
 def _value(record: Record, logical: str, csl: bool):
-    if logical == "title":
-        return record.title
-    if logical == "year":
-        return record.year
+    """The record's value for ``logical``: CSL data for a CSL-JSON entry, else the inside of a
+    braced BibTeX value (``bibtex_writer``: inert whatever the service sent)."""
     if logical == "author":
         if not record.authors:
             return None
-        if csl:
-            return [{"literal": p.family} if p.literal else {"family": p.family, "given": p.given}
-                    for p in record.authors]
-        return " and ".join(f"{{{p.family}}}" if p.literal else
-                            (f"{p.family}, {p.given}" if p.given else p.family)
-                            for p in record.authors)
-    if logical == "venue":
-        return record.venue
-    if logical == "volume":
-        return record.volume
-    if logical == "issue":
-        return record.issue
-    return None
+        return csl_names(record.authors) if csl else bib.name_list(record.authors)
+    value = {"title": record.title, "year": record.year, "venue": record.venue,
+             "volume": record.volume, "issue": record.issue}.get(logical)
+    if value is None or value == "":
+        return None
+    if csl:
+        return {"date-parts": [[value]]} if logical == "year" else bib.clean_text(str(value))
+    return bib.text_value(str(value)) or None
 
 
 def _field_edit(ref: Reference, logical: str, record: Record, text: str) -> Edit | None:
-    csl = ref.source_format == "csl-json"
-    value = _value(record, logical, csl)
+    value = _value(record, logical, ref.source_format == "csl-json")
     name = field_of(ref, logical)
     if value is None or name is None:
         return None
-    if csl and logical == "year":
-        value = {"date-parts": [[value]]}
     return _replace(ref, ref.fields[name], value, text)
 
 
 def _replace(ref: Reference, field: Field, value, text: str) -> Edit:
-    span = field.span
+    """``field``'s value replaced by ``value`` (CSL data, or the inside of a braced BibTeX
+    value): a quoted, bare or concatenated BibTeX value becomes one braced value."""
+    start, end = field.span.start, field.span.end
     if ref.source_format == "csl-json":
-        quoted = span.start > 0 and text[span.start - 1] == '"'
+        quoted = start > 0 and text[start - 1] == '"'
         if quoted and isinstance(value, str):
-            return (ref.uri, span, json.dumps(value, ensure_ascii=False)[1:-1])
-        return (ref.uri, span, json.dumps(value, ensure_ascii=False))
-    delimited = span.start > 0 and text[span.start - 1] in '{"'
-    rendered = value if isinstance(value, str) and value.startswith("{") and \
-        field.name == "author" else bibtex_text(str(value))
-    return (ref.uri, span, rendered if delimited else "{" + rendered + "}")
+            return (ref.uri, field.span, json.dumps(value, ensure_ascii=False)[1:-1])
+        return (ref.uri, field.span, json.dumps(value, ensure_ascii=False))
+    before, after = text[start - 1:start], text[end:end + 1]
+    if before == "{" and after == "}":
+        return (ref.uri, field.span, value)
+    if before == '"' and after == '"':  # a " in the value would end a quoted one
+        return (ref.uri, Span(start - 1, end + 1), "{" + value + "}")
+    return (ref.uri, field.span, "{" + value + "}")
 
 
-def _insert_field(ref: Reference, name: str, value: str, text: str) -> Edit:
+def _doi_edit(ref: Reference, field: Field, doi: str, text: str) -> Edit | None:
+    """``field`` (where the cited DOI is) set to ``doi``; None when it cannot be written."""
+    if ref.source_format == "csl-json":
+        return _replace(ref, field, doi, text)
+    value = bib.verbatim_value(doi)
+    return _replace(ref, field, value, text) if value is not None else None
+
+
+def _insert_field(ref: Reference, name: str, value: str, text: str) -> Edit | None:
+    """A new identifier field after the key; None when the value cannot be written."""
     end = ref.key_span.end
     if ref.source_format == "csl-json":
         if end < len(text) and text[end] == '"':
             end += 1
         return (ref.uri, Span(end, end), f', "{name.upper()}": ' + json.dumps(value))
-    return (ref.uri, Span(end, end), f",\n  {name} = {{{bibtex_text(value)}}}")
+    written = bib.verbatim_value(value)
+    if written is None:
+        return None
+    return (ref.uri, Span(end, end), f",\n  {name} = {{{written}}}")
