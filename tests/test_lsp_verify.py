@@ -550,6 +550,26 @@ async def test_commands_checklist_export_reverify_and_clear_cache(workspace, env
         await wait_until(lsp, lambda c: api.count(path_contains="s42256") > before)
 
 
+async def test_reports_are_not_written_through_a_citelsp_folder_linked_outside(
+        workspace, env, tmp_path):
+    """Issue 29: showChecklist and exportReport overwrote a report.json that a symbolic
+    .citelsp led to outside the workspace."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "report.json").write_text("not citelsp's")
+    (workspace / ".citelsp").symlink_to(outside, target_is_directory=True)
+    async with lsp_session(workspace, env) as lsp:
+        open_file(lsp, workspace / "refs.bib", "bibtex")
+        shown = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.showChecklist", arguments=[]))
+        exported = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.exportReport", arguments=["json"]))
+        assert shown["uri"] is None and exported["uri"] is None
+        assert sum("outside the workspace" in m.message for m in lsp.messages) == 2
+    assert sorted(p.name for p in outside.iterdir()) == ["report.json"]
+    assert (outside / "report.json").read_text() == "not citelsp's"
+
+
 async def test_near_match_offers_did_you_mean(workspace, env, api):
     near_title = "Augmenting large language models with chemistry tool"
     api.add("crossref", "GET", "/works", query={"query.title": near_title},

@@ -12,6 +12,7 @@ from pygls.lsp.server import LanguageServer
 from citelsp import __version__, links
 from citelsp.documents.model import Bibliography, Location, Manuscript, Problem, Reference
 from citelsp.documents.parse import Document
+from citelsp.files import OutsideWorkspace, write_inside
 from citelsp.lsp import actions, cards, commands, completion, hover, symbols
 from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
 from citelsp.lsp.markup import Markup
@@ -237,6 +238,18 @@ class CitelspServer(LanguageServer):
                                    self.range_for)
         converted[key] = found
         return found
+
+    def write_report(self, name: str, text: str) -> Path | None:
+        """``.citelsp/NAME`` at the workspace root, written; None, with a warning to the
+        writer, when a symbolic link would lead the write out of the workspace."""
+        path = self.ws.root / ".citelsp" / name
+        try:
+            write_inside(self.ws.root, path, text.encode("utf-8"))
+        except OutsideWorkspace as exc:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"citelsp: {exc}"))
+            return None
+        return path
 
     def publish_open(self) -> None:
         """Re-publish every open document (a change to one can change another's findings).
@@ -656,8 +669,9 @@ def create_server() -> CitelspServer:
     async def show_checklist(ls: CitelspServer, *args):
         ls.parse_pending()
         markdown = render_checklist(ls.ws.snapshot())
-        path = ls.ws.root / ".citelsp" / "checklist.md"
-        commands.write_atomically(path, markdown)
+        path = ls.write_report("checklist.md", markdown)
+        if path is None:
+            return {"uri": None, "markdown": markdown}
         if ls.client_capabilities.window and ls.client_capabilities.window.show_document:
             await ls.window_show_document_async(types.ShowDocumentParams(
                 uri=path.resolve().as_uri(), take_focus=True))
@@ -669,8 +683,8 @@ def create_server() -> CitelspServer:
         if fmt not in RENDERERS:
             raise ValueError(f"unknown report format '{fmt}' (use {', '.join(RENDERERS)})")
         ls.parse_pending()
-        path = ls.ws.root / ".citelsp" / f"report.{commands.REPORT_SUFFIX[fmt]}"
-        commands.write_atomically(path, RENDERERS[fmt](ls.ws.snapshot()))
-        return {"uri": path.resolve().as_uri(), "format": fmt}
+        path = ls.write_report(f"report.{commands.REPORT_SUFFIX[fmt]}",
+                               RENDERERS[fmt](ls.ws.snapshot()))
+        return {"uri": path.resolve().as_uri() if path else None, "format": fmt}
 
     return server

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from citelsp.files import FileRefused, inside, read_bytes
+from citelsp.files import FileRefused, OutsideWorkspace, inside, read_bytes, write_inside
 
 DecisionKind = Literal["verified", "rejected"]
 FILE_VERSION = 1
@@ -145,16 +143,7 @@ class DecisionStore:
 
     def _replace(self, target: Path, data: bytes) -> None:
         """Write atomically; a symbolic link at ``target`` is replaced, never followed."""
-        if not inside(target.parent, self.root):
-            raise DecisionsRefused(f"{target.parent} leads outside the workspace {self.root}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            write_inside(self.root, target, data)
+        except OutsideWorkspace as exc:
+            raise DecisionsRefused(str(exc)) from None
