@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import logging
+import zlib
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -384,6 +387,51 @@ async def test_body_at_the_limit_is_accepted(fake_time):
     )
     result = await client.get("crossref", "/works")
     assert isinstance(result, HttpResponse) and result.body == body
+
+
+def encoded(coding: str, body: bytes) -> bytes:
+    if coding == "gzip":
+        return gzip.compress(body)
+    wbits = zlib.MAX_WBITS if coding == "deflate" else -zlib.MAX_WBITS  # "raw": some servers
+    packer = zlib.compressobj(wbits=wbits)
+    return packer.compress(body) + packer.flush()
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw"])
+async def test_compressed_bodies_are_decoded_in_small_chunks(fake_time, coding):
+    body = json.dumps({"message": {"title": ["A title"] * 500}}).encode()
+    packed = encoded(coding, body)
+    chunks = [packed[i:i + 7] for i in range(0, len(packed), 7)]
+    header = "deflate" if coding == "raw" else coding
+    answer = httpx.Response(200, headers={"content-encoding": header}, stream=Stream(chunks))
+    client, recorder = client_for(lambda r: answer, fake_time)
+    result = await client.get("crossref", "/works")
+    assert isinstance(result, HttpResponse) and result.body == body
+    assert recorder.requests[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+async def test_two_gzip_members_are_one_body(fake_time):
+    members = [gzip.compress(b'{"a": ') + gzip.compress(b"1}")]
+    answer = httpx.Response(200, headers={"content-encoding": "gzip"}, stream=Stream(members))
+    client, _ = client_for(lambda r: answer, fake_time)
+    result = await client.get("crossref", "/works")
+    assert isinstance(result, HttpResponse) and result.json() == {"a": 1}
+
+
+@pytest.mark.parametrize(("coding", "content", "why"), [
+    ("gzip", gzip.compress(b"x" * 1001), "over 1000 bytes once decoded"),
+    ("gzip", gzip.compress(b"x" * 500)[:-9], "truncated gzip body"),
+    ("gzip", b"not gzip at all", "malformed gzip body"),
+    ("br", b"\x0b\x02\x80{}\x03", "unsupported content encoding 'br'"),
+    ("zstd", b"(\xb5/\xfd\x00X\x11\x00\x00{}", "unsupported content encoding 'zstd'"),
+    ("gzip, deflate", gzip.compress(b"{}"), "stacked content encodings (gzip, deflate)"),
+])
+async def test_bodies_that_cannot_be_decoded_within_the_cap_are_refused(fake_time, coding,
+                                                                       content, why):
+    answer = httpx.Response(200, headers={"content-encoding": coding}, stream=Stream([content]))
+    client, _ = client_for(lambda r: answer, fake_time, max_body_bytes=1000)
+    result = await client.get("crossref", "/works")
+    assert result == Unreachable(f"response from api.crossref.org refused: {why}")
 
 
 @pytest.mark.parametrize("length", ["１２".encode(), b"0x2", b"-2", b"2, 2"])

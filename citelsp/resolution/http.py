@@ -28,6 +28,7 @@ from citelsp import __version__, links
 from citelsp.config import DEFAULT_ENDPOINTS, Settings
 from citelsp.resolution import terms
 from citelsp.resolution.budget import DailyBudget
+from citelsp.resolution.decoding import ACCEPTED, Decoder, DecodingRefused
 from citelsp.resolution.outcome import Unreachable
 from citelsp.resolution.pacing import Origin, Pacer, origin_of
 
@@ -479,14 +480,9 @@ class HttpClient:
                 return Unreachable(f"malformed Content-Length from {host}")
             if int(declared) > limit:
                 return Unreachable(f"response from {host} over {limit} bytes refused")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > limit:
-                return Unreachable(f"response from {host} over {limit} bytes refused")
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        if declared is not None and encoding == "identity" and len(body) != int(declared):
-            return Unreachable(f"truncated response from {host}")
+        body = await _bounded_body(response, host, limit)
+        if isinstance(body, Unreachable):
+            return body
         content_type = response.headers.get("content-type", "")
         if 200 <= status < 300 and _is_html(content_type, body) and "html" not in (accept or ""):
             return Unreachable(f"an HTML page instead of data from {host}")
@@ -532,7 +528,7 @@ class HttpClient:
         json_body: bool,
     ) -> dict[str, str]:
         """Polite identity on every hop; a header API key only where ``keyed``."""
-        headers = {"User-Agent": self._user_agent}
+        headers = {"User-Agent": self._user_agent, "Accept-Encoding": ACCEPTED}
         if accept:
             headers["Accept"] = accept
         if json_body:
@@ -559,6 +555,31 @@ class HttpClient:
         for secret in self._secrets:
             text = text.replace(secret, "[secret]")
         return text
+
+
+async def _bounded_body(
+    response: httpx.Response, host: str, limit: int
+) -> bytearray | Unreachable:
+    """The body, decoded under ``limit`` bytes as sent and as decoded (``decoding.py``), or
+    why it was refused. A transport that read the body itself (``httpx.MockTransport`` given
+    ``content``) hands it over decoded already."""
+    read_already = response.is_stream_consumed
+    coding = "" if read_already else response.headers.get("content-encoding", "")
+    received, body = 0, bytearray()
+    try:
+        decoder = Decoder(coding, limit)
+        async for chunk in response.aiter_bytes() if read_already else response.aiter_raw():
+            received += len(chunk)
+            if received > limit:
+                return Unreachable(f"response from {host} over {limit} bytes refused")
+            body += decoder.feed(chunk)
+        decoder.end()
+    except DecodingRefused as refused:
+        return Unreachable(f"response from {host} refused: {refused}")
+    declared = response.headers.get("content-length")
+    if declared is not None and not read_already and received != int(declared):
+        return Unreachable(f"truncated response from {host}")
+    return body
 
 
 @functools.cache
