@@ -29,10 +29,11 @@ from tests.snapshots import (
 )
 
 
-def build(path, sources, *, fresh=True, subset=None):
+def build(path, sources, *, fresh=True, subset=None, workers=None):
     writer = IndexWriter(path, fresh=fresh)
     subset = subset or Subset()
-    loaded = {name: writer.add(name, where, subset=subset) for name, where in sources.items()}
+    loaded = {name: writer.add(name, where, subset=subset, workers=workers)
+              for name, where in sources.items()}
     writer.close()
     return loaded
 
@@ -110,13 +111,15 @@ def test_malformed_lines_are_skipped_counted_and_reported(tmp_path):
     assert (snapshot.works, snapshot.malformed) == (3, 2)
 
 
-def test_a_truncated_gzip_is_reported_and_the_other_files_still_read(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_truncated_gzip_is_reported_and_the_other_files_still_read(tmp_path, workers):
     works = crossref_works()
     whole = gzip.compress(jsonl(works[:40]))
     (tmp_path / "crossref").mkdir()
     (tmp_path / "crossref/0.jsonl.gz").write_bytes(whole[: len(whole) // 2])
     write_gz(tmp_path / "crossref/1.jsonl.gz", jsonl(works[40:45]))
-    loaded = build(tmp_path / "i.sqlite", {"crossref": tmp_path / "crossref"})["crossref"]
+    loaded = build(tmp_path / "i.sqlite", {"crossref": tmp_path / "crossref"},
+                   workers=workers)["crossref"]
     assert loaded.tally.unreadable == 1
     assert "0.jsonl.gz: unreadable from here on (EOFError" in loaded.tally.problems[-1]
     assert 5 < loaded.kept < 45  # what came before the cut, and all of the next file

@@ -15,9 +15,11 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from multiprocessing import get_context
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -28,14 +30,12 @@ from citelsp.resolution.outcome import Record
 
 SCHEMA_VERSION = "1"
 BATCH = 5000
-READERS = {
-    "openalex": openalex.read,
-    "crossref": crossref.read,
-    "dblp": dblp.read,
-    "arxiv": arxiv.read,
-    "datacite": datacite.read,
-}
-"""Snapshot readers by source, in the order a build reads them."""
+PARALLEL_BYTES = 64 * 2**20
+"""A folder larger than this is parsed by one process per core."""
+READERS = {"openalex": openalex, "crossref": crossref, "dblp": dblp, "arxiv": arxiv,
+           "datacite": datacite}
+"""Snapshot readers by source, in the order a build reads them: each has ``read`` and
+``wanted`` (the files of a folder it reads)."""
 LABELS = {"openalex": "OpenAlex", "crossref": "Crossref", "dblp": "DBLP", "arxiv": "arXiv",
           "datacite": "DataCite"}
 AGENCIES = {"crossref": "Crossref", "datacite": "DataCite"}
@@ -100,11 +100,37 @@ class Loaded:
     seconds: float = 0.0
 
 
-@dataclass
-class _Batch:
-    works: list[tuple] = field(default_factory=list)
-    ids: list[tuple] = field(default_factory=list)
-    titles: list[tuple] = field(default_factory=list)
+class _Row(NamedTuple):
+    """One work ready to insert: what a parsing process sends the writing one."""
+
+    key: str
+    title: str | None
+    blob: bytes
+    ids: tuple[str, ...]
+    title_keys: tuple[int, ...]
+    venues: tuple[str, ...]
+    prefix: str | None
+    date: str | None
+
+
+def _rows(entries: Iterable[Entry], subset: Subset) -> list[_Row]:
+    rows = []
+    for entry in entries:
+        record = entry.record
+        if subset.keeps(record):
+            rows.append(_Row(
+                work_key(record), record.title, encode(record),
+                tuple(identifier_keys(record)), tuple(record_title_keys(record)),
+                tuple({record.venue, *record.venue_aliases} - {None, ""}),
+                doi_prefix(record.doi) if record.doi else None, entry.date))
+    return rows
+
+
+def _prepare_file(job: tuple[str, str, str | None, Subset]) -> tuple[list[_Row], Tally]:
+    """One file's rows, in a parsing process."""
+    source, file, since, subset = job
+    tally = Tally()
+    return _rows(READERS[source].read(Path(file), tally, since=since), subset), tally
 
 
 class IndexWriter:
@@ -135,53 +161,67 @@ class IndexWriter:
         self.loaded: list[Loaded] = []
 
     def add(self, source: str, path: Path, *, subset: Subset = EVERY_WORK,
-            progress: Callable[[int], None] | None = None) -> Loaded:
+            progress: Callable[[int], None] | None = None, workers: int | None = None
+            ) -> Loaded:
         """Read ``path`` with ``source``'s reader and load what ``subset`` keeps. An update
-        reads only OpenAlex folders newer than the last one loaded."""
+        reads only OpenAlex folders newer than the last one loaded. A folder's files are
+        parsed by ``workers`` processes (default: one per core) while this one writes."""
         since = self._latest_folder(source) if not self.fresh else None
         loaded = Loaded(source, Tally())
         started = time.monotonic()
-        entries = READERS[source](path, loaded.tally, since=since)
+        reader = READERS[source]
+        files = sorted(p for p in path.rglob("*") if p.is_file() and reader.wanted(
+            p.relative_to(path).as_posix(), since)) if path.is_dir() else [path]
+        if workers is None:  # processes pay off on large folders only
+            large = sum(f.stat().st_size for f in files) > PARALLEL_BYTES
+            workers = os.cpu_count() or 1 if large else 1
+        workers = min(workers, len(files))
         self.db.execute("BEGIN")
-        for batch in _batches(entries, BATCH):
-            kept = [e for e in batch if subset.keeps(e.record)]
-            self._write(source, kept, loaded)
-            if progress is not None:
-                progress(len(batch))
+        if workers > 1:
+            jobs = [(source, str(f), since, subset) for f in files]
+            with get_context("spawn").Pool(workers) as pool:
+                for rows, tally in pool.imap(_prepare_file, jobs):
+                    self._insert(source, rows, loaded)
+                    loaded.tally.merge(tally)
+                    if progress is not None:
+                        progress(tally.works)
+        else:
+            for batch in _batches(reader.read(path, loaded.tally, since=since), BATCH):
+                self._insert(source, _rows(batch, subset), loaded)
+                if progress is not None:
+                    progress(len(batch))
         self.db.execute("COMMIT")
         loaded.seconds = time.monotonic() - started
         self._remember(source, path, loaded)
         self.loaded.append(loaded)
         return loaded
 
-    def _write(self, source: str, entries: list[Entry], loaded: Loaded) -> None:
-        rows = _Batch()
-        agency = AGENCIES.get(source)
+    def _insert(self, source: str, rows: list[_Row], loaded: Loaded) -> None:
         if not self.fresh:  # a work twice in one batch: its last copy (a build drops older
-            entries = list({work_key(e.record): e for e in entries}.values())  # ones at the end)
-        for entry in entries:
-            record = entry.record
-            key = work_key(record)
+            rows = list({row.key: row for row in rows}.values())  # copies at the end)
+        works, ids, titles = [], [], []
+        agency = AGENCIES.get(source)
+        for row in rows:
             if not self.fresh:
-                loaded.replaced += self._drop(source, key)
+                loaded.replaced += self._drop(source, row.key)
             work = self.next_id
             self.next_id += 1
-            rows.works.append((work, source, key, record.title, encode(record)))
-            rows.ids.extend((k, work) for k in identifier_keys(record))
-            rows.titles.extend((k, work) for k in record_title_keys(record))
-            for name in {record.venue, *record.venue_aliases} - {None, ""}:
+            works.append((work, source, row.key, row.title, row.blob))
+            ids.extend((k, work) for k in row.ids)
+            titles.extend((k, work) for k in row.title_keys)
+            for name in row.venues:
                 self.venues[(name, source)] += 1
-            if agency and record.doi:
-                self.prefixes.setdefault(doi_prefix(record.doi), agency)
-            if entry.date and (loaded.snapshot is None or entry.date > loaded.snapshot):
-                loaded.snapshot = entry.date
-        loaded.kept += len(entries)
-        self.db.executemany("INSERT INTO works VALUES (?, ?, ?, ?, ?)", rows.works)
-        self.db.executemany("INSERT INTO ids VALUES (?, ?)", rows.ids)
-        self.db.executemany("INSERT INTO title_keys VALUES (?, ?)", rows.titles)
+            if agency and row.prefix:
+                self.prefixes.setdefault(row.prefix, agency)
+            if row.date and (loaded.snapshot is None or row.date > loaded.snapshot):
+                loaded.snapshot = row.date
+        loaded.kept += len(rows)
+        self.db.executemany("INSERT INTO works VALUES (?, ?, ?, ?, ?)", works)
+        self.db.executemany("INSERT INTO ids VALUES (?, ?)", ids)
+        self.db.executemany("INSERT INTO title_keys VALUES (?, ?)", titles)
         if not self.fresh:
             self.db.executemany("INSERT INTO titles(rowid, title) VALUES (?, ?)",
-                                [(w[0], w[3]) for w in rows.works if w[3]])
+                                [(w[0], w[3]) for w in works if w[3]])
 
     def _drop(self, source: str, key: str) -> int:
         """Remove the older copy of a work read again (an update); 1 if there was one."""

@@ -54,6 +54,13 @@ class Tally:
         self.unreadable += 1
         self._note(f"{where}: unreadable from here on ({why})")
 
+    def merge(self, other: Tally) -> None:
+        """Add what another process's reading of one file met."""
+        self.works += other.works
+        self.malformed += other.malformed
+        self.unreadable += other.unreadable
+        self.problems.extend(other.problems[:PROBLEMS_KEPT - len(self.problems)])
+
     def _note(self, text: str) -> None:
         if len(self.problems) < PROBLEMS_KEPT:
             self.problems.append(text[:300])
@@ -77,8 +84,8 @@ def parts(path: Path, keep: Callable[[str], bool] = lambda _name: True) -> Itera
                 yield Part(name, lambda file=file: file.open("rb"))
     elif _is_tar(path):
         yield from _tar_parts(path, keep)
-    else:
-        yield Part(path.name, lambda: path.open("rb"))
+    elif keep(path.name):  # named in full: its folders may carry a date
+        yield Part(path.as_posix(), lambda: path.open("rb"))
 
 
 def _is_tar(path: Path) -> bool:
@@ -157,7 +164,8 @@ def entries(objects: Iterable[tuple[str, Any]], parse: Callable[[Any], Entry | N
             yield entry
 
 
-def json_files(name: str) -> bool:
+def json_files(name: str, since: str | None = None) -> bool:
+    """The files JSON readers read (``.json``, ``.jsonl``, gzip or not)."""
     return ".json" in name.rsplit("/", 1)[-1].lower()
 
 

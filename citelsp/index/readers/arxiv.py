@@ -16,6 +16,7 @@ from typing import Any
 from citelsp import links
 from citelsp.documents.text import latex_decode
 from citelsp.index.readers import Entry, Tally, iso_date, read_json
+from citelsp.index.readers import json_files as wanted  # noqa: F401 (the files it reads)
 from citelsp.resolution import records as r
 from citelsp.resolution.arxiv import SOURCE, base_id
 from citelsp.resolution.outcome import Record

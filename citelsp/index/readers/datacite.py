@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from citelsp.index.readers import Entry, Tally, iso_date, read_json
+from citelsp.index.readers import json_files as wanted  # noqa: F401 (the files it reads)
 from citelsp.resolution import records as r
 from citelsp.resolution.datacite import parse_doi
 

@@ -30,8 +30,12 @@ _ARXIV_EE = re.compile(r"^https?://arxiv\.org/abs/(.+?)(?:v\d+)?$", re.IGNORECAS
 ENTITIES = {name: chr(code) for name, code in html.entities.name2codepoint.items()}
 
 
+def wanted(name: str, since: str | None = None) -> bool:
+    return name.endswith((".xml", ".xml.gz"))
+
+
 def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    for part in parts(path, lambda name: name.endswith((".xml", ".xml.gz"))):
+    for part in parts(path, wanted):
         yield from entries(_elements(part, tally), _entry, tally)
 
 

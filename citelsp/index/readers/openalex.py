@@ -25,17 +25,21 @@ def folder_date(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+def wanted(name: str, since: str | None = None) -> bool:
+    """A works part file (not a manifest, another entity or the Parquet copy), of a folder
+    after ``since`` when one is given."""
+    folders = name.split("/")[:-1]
+    if name.endswith(".parquet") or name.rsplit("/", 1)[-1].startswith("manifest") \
+            or _OTHER.intersection(folders):
+        return False
+    date = folder_date(name)
+    return since is None or date is None or date > since
+
+
 def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
     """Every work under ``path`` (the snapshot, its ``works`` folder, one folder or one file)."""
-    def keep(name: str) -> bool:
-        folders = name.split("/")[:-1]
-        if name.endswith(".parquet") or name.rsplit("/", 1)[-1].startswith("manifest") \
-                or _OTHER.intersection(folders):
-            return False
-        date = folder_date(name)
-        return since is None or date is None or date > since
-
-    ordered = sorted(parts(path, keep), key=lambda p: (folder_date(p.name) or "", p.name))
+    ordered = sorted(parts(path, lambda name: wanted(name, since)),
+                     key=lambda p: (folder_date(p.name) or "", p.name))
     for part in ordered:
         date = folder_date(part.name)
 

@@ -1,0 +1,277 @@
+"""The local index at scale: build rate, size, identifier and title lookups, serving memory, and
+a 200-reference bibliography verified from the index alone.
+
+Run: ``python bench/index_bench.py [--works 10000000] [--dir DIR] [--keep]``.
+
+A generated OpenAlex snapshot (``updated_date`` folders of gzip JSON Lines of Work objects, as
+OpenAlex ships them) of N works: titles of 4 to 14 words drawn from a Zipf-distributed
+vocabulary of 60,000 words, 1 to 6 authors, a year, a DOI, a venue of 20,000, volume and
+pages. The build reads it with the real reader (``parse_work``, the service's parser) and
+writes the real index. Then, in a fresh child process (what a server holds):
+
+- DOI lookups per second, warm (``LocalIndexes.by_doi``);
+- title questions p50/p95 as the plan asks them (``by_title`` then ``judge_title_search``),
+  for titles the index holds (cited with another case and punctuation) and for absent ones
+  (plausible titles of the same vocabulary);
+- peak memory (RSS) of that process;
+- a 200-reference bibliography (170 DOI entries, 30 title-only), cold (a new engine, no
+  cache) with the index, every service pointed at a loopback server that counts requests.
+
+Machine load (``os.getloadavg``) is printed beside the figures, and a bare baseline (a fixed
+pure-Python loop) timed at the start and end, so figures from a loaded shared machine can be
+read as a ratio. Targets (issue 26): build ≥ 10,000 works/s; DOI lookup ≥ 5,000/s warm;
+title p95 ≤ 20 ms found and ≤ 100 ms absent; serving memory < 2 GiB; 200 references with 0
+service requests in < 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import multiprocessing
+import os
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from citelsp.index.build import IndexWriter  # noqa: E402
+
+VOCABULARY = 60_000
+VENUES = 20_000
+PART = 400_000
+"""Works per part file (OpenAlex's parts hold up to 400,000)."""
+SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "dra", "gen", "tor", "ix",
+             "qua", "bel", "fin", "ost", "ul", "cy", "zo", "hep", "mar", "lin", "ser")
+
+
+def words(rng: random.Random, n: int) -> list[str]:
+    out: dict[str, None] = {}
+    while len(out) < n:
+        out["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))] = None
+    return list(out)
+
+
+class Generator:
+    """Deterministic works: work ``i`` is the same on every call (the bench cites some)."""
+
+    def __init__(self, seed: int = 1) -> None:
+        rng = random.Random(seed)
+        self.vocabulary = words(rng, VOCABULARY)
+        self.weights = [1 / (rank + 1) for rank in range(VOCABULARY)]
+        self.cumulative = list(_accumulate(self.weights))
+        self.families = [w.title() for w in words(rng, 20_000)]
+        self.venues = [f"Journal of {' '.join(rng.sample(self.vocabulary[:3000], 2)).title()}"
+                       for _ in range(VENUES)]
+
+    def title(self, rng: random.Random) -> str:
+        n = rng.randint(4, 14)
+        chosen = rng.choices(self.vocabulary, cum_weights=self.cumulative, k=n)
+        return " ".join(chosen).capitalize()
+
+    def work(self, i: int) -> dict:
+        rng = random.Random(i)
+        authors = [{"author_position": "first" if k == 0 else "middle",
+                    "author": {"id": f"https://openalex.org/A{i}{k}",
+                               "display_name": f"{rng.choice('ABCDEFGHJKLMNPRSTW')}. "
+                                               f"{rng.choice(self.families)}"}}
+                   for k in range(rng.randint(1, 6))]
+        year = rng.randint(1990, 2026)
+        first = rng.randint(1, 2000)
+        venue = self.venues[rng.randrange(VENUES)]
+        return {
+            "id": f"https://openalex.org/W{i}", "doi": f"https://doi.org/10.{5000 + i % 997}/b{i}",
+            "title": self.title(rng), "display_name": None, "publication_year": year,
+            "publication_date": f"{year}-01-01", "type": "article", "is_retracted": False,
+            "primary_location": {"source": {"display_name": venue, "type": "journal",
+                                            "issn_l": None, "issn": None}},
+            "authorships": authors, "is_authors_truncated": False,
+            "biblio": {"volume": str(rng.randint(1, 80)), "issue": None,
+                       "first_page": str(first), "last_page": str(first + 12)},
+            "updated_date": "2026-11-01T00:00:00",
+        }
+
+
+def _accumulate(values):
+    total = 0.0
+    for v in values:
+        total += v
+        yield total
+
+
+def write_snapshot(folder: Path, n: int, gen: Generator) -> float:
+    started = time.monotonic()
+    for part, start in enumerate(range(0, n, PART)):
+        path = folder / "works/updated_date=2026-11-01" / f"part_{part:03d}.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wb", compresslevel=1) as out:
+            for i in range(start, min(n, start + PART)):
+                out.write(orjson.dumps(gen.work(i)) + b"\n")
+    return time.monotonic() - started
+
+
+def baseline_ms() -> float:
+    """A fixed pure-Python loop: how fast this machine runs Python right now."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(3_000_000):
+        total += i * i % 7
+    return (time.perf_counter() - started) * 1000
+
+
+def load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def serve(index_path: str, n: int, conn) -> None:
+    """The serving measurements, in a fresh process (what a language server holds)."""
+    from citelsp.documents.model import Person, Work
+    from citelsp.index.query import LocalIndexes
+    from citelsp.resolution.matching import judge_title_search
+
+    gen = Generator()
+    index = LocalIndexes.open([Path(index_path)])
+    rng = random.Random(7)
+    cited = [rng.randrange(n) for _ in range(20_000)]
+    works = {i: gen.work(i) for i in cited[:2000]}
+    dois = [f"10.{5000 + i % 997}/b{i}" for i in cited]
+    for doi in dois[:2000]:  # warm
+        index.by_doi(doi)
+    started = time.perf_counter()
+    found = sum(1 for doi in dois if index.by_doi(doi))
+    doi_rate = len(dois) / (time.perf_counter() - started)
+
+    def question(title: str, family: str | None, year: int | None) -> tuple[float, bool]:
+        work = Work(title=title, year=year,
+                    authors=(Person(family=family),) if family else ())
+        t0 = time.perf_counter()
+        hits = index.by_title(title)
+        match = judge_title_search(work, [h.record for h in hits], with_near=False).match
+        return (time.perf_counter() - t0) * 1000, match is not None
+
+    found_ms, matched = [], 0
+    for i in cited[:1000]:
+        w = works[i]
+        family = w["authorships"][0]["author"]["display_name"].split()[-1]
+        ms, ok = question(w["title"].upper() + ".", family, w["publication_year"])
+        found_ms.append(ms)
+        matched += ok
+    absent_ms, false = [], 0
+    for _ in range(1000):
+        ms, ok = question(gen.title(rng), "Nobody", 2020)
+        absent_ms.append(ms)
+        false += ok
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    manuscript = verify_200(index_path, gen, rng, n)
+    conn.send({"doi_rate": doi_rate, "doi_found": found / len(dois),
+               "found_p50": percentile(found_ms, .5), "found_p95": percentile(found_ms, .95),
+               "found_matched": matched / len(found_ms),
+               "absent_p50": percentile(absent_ms, .5), "absent_p95": percentile(absent_ms, .95),
+               "absent_matched": false, "peak_mib": peak, **manuscript})
+
+
+def verify_200(index_path: str, gen: Generator, rng: random.Random, n: int) -> dict:
+    """200 references of indexed works (170 with a DOI, 30 title-only), cold, every service
+    pointed at a loopback server that counts what it is asked."""
+    from citelsp.documents.bibtex import parse_bibtex
+    from citelsp.resolution.engine import Engine
+    from citelsp.verdict.judge import judge
+    from tests.apiserver import ApiServer
+
+    entries = []
+    for k in range(200):
+        w = gen.work(rng.randrange(n))
+        authors = " and ".join(a["author"]["display_name"].split(". ")[1] + ", " +
+                               a["author"]["display_name"].split(".")[0] + "."
+                               for a in w["authorships"])
+        doi = f"  doi = {{{w['doi'].removeprefix('https://doi.org/')}}},\n" if k < 170 else ""
+        entries.append(f"@article{{r{k},\n  title = {{{w['title']}}},\n  author = {{{authors}}},"
+                       f"\n  year = {{{w['publication_year']}}},\n  journal = "
+                       f"{{{w['primary_location']['source']['display_name']}}},\n{doi}}}\n")
+    refs = list(parse_bibtex("file:///bench/refs.bib", "".join(entries)).references)
+    with ApiServer() as server, tempfile.TemporaryDirectory() as cache:
+        settings = server.settings(cache_dir=Path(cache), index=(Path(index_path),))
+
+        async def run():
+            engine = Engine(settings)
+            try:
+                started = time.perf_counter()
+                resolutions = await engine.resolve_all(refs)
+                verdicts = [judge(r, res).verdict for r, res in zip(refs, resolutions,
+                                                                     strict=True)]
+                return time.perf_counter() - started, verdicts
+            finally:
+                await engine.aclose()
+
+        seconds, verdicts = asyncio.run(run())
+        return {"manuscript_s": seconds, "manuscript_requests": len(server.requests),
+                "manuscript_true": verdicts.count("true")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--works", type=int, default=10_000_000)
+    parser.add_argument("--dir", type=Path, default=None, help="where to write (default: tmp)")
+    parser.add_argument("--keep", action="store_true", help="keep the snapshot and index")
+    ns = parser.parse_args()
+    base = baseline_ms()
+    print(f"bare baseline: {base:.0f} ms  ({load()}, {os.cpu_count()} cores)")
+    folder = Path(tempfile.mkdtemp(prefix="index-bench-", dir=ns.dir))
+    try:
+        gen = Generator()
+        written = write_snapshot(folder / "snapshot", ns.works, gen)
+        print(f"generated {ns.works:,} works in {written:.0f} s  ({load()})")
+        started = time.monotonic()
+        writer = IndexWriter(folder / "works.sqlite", fresh=True)
+        loaded = writer.add("openalex", folder / "snapshot")
+        read = time.monotonic() - started
+        writer.close()
+        built = time.monotonic() - started
+        size = (folder / "works.sqlite").stat().st_size
+        print(f"build: {loaded.kept:,} works in {built:.0f} s = {loaded.kept / built:,.0f} works/s"
+              f" (reading and loading {read:.0f} s, indexes and FTS {built - read:.0f} s)  "
+              f"({load()})")
+        print(f"size: {size / 2**30:.2f} GiB = {size / 2**20 / (ns.works / 1e6):,.0f} MiB per "
+              "million works")
+        here, there = multiprocessing.get_context("spawn").Pipe()
+        child = multiprocessing.get_context("spawn").Process(
+            target=serve, args=(str(folder / "works.sqlite"), ns.works, there))
+        child.start()
+        got = here.recv()
+        child.join()
+        print(f"DOI lookups (warm): {got['doi_rate']:,.0f}/s, {got['doi_found']:.0%} found  "
+              f"({load()})")
+        print(f"title found:  p50 {got['found_p50']:.1f} ms, p95 {got['found_p95']:.1f} ms, "
+              f"{got['found_matched']:.0%} matched")
+        print(f"title absent: p50 {got['absent_p50']:.1f} ms, p95 {got['absent_p95']:.1f} ms, "
+              f"{got['absent_matched']} matched")
+        print(f"serving memory (peak RSS of the serving process): {got['peak_mib']:,.0f} MiB")
+        print(f"200 references cold with the index: {got['manuscript_s']:.2f} s, "
+              f"{got['manuscript_requests']} service requests, {got['manuscript_true']} true  "
+              f"({load()})")
+        end = baseline_ms()
+        print(f"bare baseline again: {end:.0f} ms (ratio to the start: {end / base:.2f})")
+    finally:
+        if ns.keep:
+            print(f"kept: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
