@@ -1,0 +1,392 @@
+"""Correct entries written from real recorded records grade clean; wrong ones are caught.
+
+Every work in ``fixtures/real`` (response bodies that Crossref, OpenAlex and DataCite really
+sent, recorded by other projects' test suites; ``fixtures/real/MANIFEST.md``) becomes the
+CSL-JSON entry a careful author would write from the record as the service shows it: the title
+as displayed (entities decoded, inline markup dropped), every author, the publication year (never
+a deposit date), venue, volume, pages and DOI. citelsp resolves it against sources that serve the
+record as its own parser reads it from the body, and must grade it with no P0 and no P1.
+Deliberately wrong variants (a co-author left out, a title word changed, the year three years
+early, the Crossref deposit year where it is more than a year from every publication year, an
+invented DOI) must each get a P0 or P1.
+
+The entry is written from the raw JSON here, not from citelsp's parsed record, so that a field
+citelsp reads differently from the service (a year from ``created``, an entity left in a venue)
+shows up as a false P1 on a correct entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citelsp.documents.csl import parse_csl_json
+from citelsp.resolution import crossref, datacite, openalex
+from citelsp.resolution.asking import Context
+from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
+from citelsp.resolution.resolve import resolve_reference
+from citelsp.verdict.judge import judge
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+_TAG = re.compile(r"<[^>]*>")
+
+
+def displayed(value: Any) -> str:
+    """What a reader sees of a field: entities decoded (however often escaped), tags dropped."""
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, str) and v.strip()), "")
+    text = str(value or "")
+    for _ in range(4):
+        text = html.unescape(text)
+    return " ".join(_TAG.sub("", text).split())
+
+
+def _first_year(*dates: Any) -> int | None:
+    for d in dates:
+        parts = (d or {}).get("date-parts") or [[]]
+        if parts and parts[0] and isinstance(parts[0][0], int):
+            return parts[0][0]
+    return None
+
+
+@dataclass
+class Written:
+    """A work as the careful author cites it, and what may be varied to make it wrong."""
+
+    key: str
+    service: str
+    record: Record
+    item: dict
+    deposit_year: int | None = None
+    record_years: tuple[int, ...] = ()
+    variants: dict[str, dict] = field(default_factory=dict)
+
+
+_CROSSREF_TYPES = {"journal-article": "article-journal", "proceedings-article": "paper-conference",
+                   "book-chapter": "chapter", "book": "book", "posted-content": "article",
+                   "dataset": "dataset", "report": "report", "dissertation": "thesis"}
+
+
+def _crossref(work: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
+    title = displayed(work.get("title"))
+    if not title:
+        return None
+    subtitle = displayed(work.get("subtitle"))
+    year = _first_year(work.get("issued"), work.get("published-print"),
+                       work.get("published-online"), work.get("published"))
+    kind = _CROSSREF_TYPES.get(work.get("type", ""), "article-journal")
+    item: dict[str, Any] = {
+        "type": kind, "title": f"{title}: {subtitle}" if subtitle else title,
+        "author": [{"family": displayed(a["family"]), "given": displayed(a.get("given"))}
+                   if a.get("family") else {"literal": displayed(a.get("name"))}
+                   for a in work.get("author") or [] if a.get("family") or a.get("name")],
+        "DOI": work["DOI"],
+    }
+    if year:
+        item["issued"] = {"date-parts": [[year]]}
+    venue = displayed(work.get("container-title"))
+    if venue and kind not in ("book", "report", "thesis"):
+        item["container-title"] = venue
+    for key in ("volume", "page"):
+        if work.get(key):
+            item[key] = displayed(work[key])
+    years = tuple(y for y in (_first_year(work.get(k)) for k in (
+        "issued", "published-print", "published-online", "published")) if y)
+    return item, _first_year(work.get("created")), years
+
+
+_OPENALEX_TYPES = {"article": "article-journal", "preprint": "article", "book-chapter": "chapter",
+                   "book": "book", "dataset": "dataset", "dissertation": "thesis"}
+
+
+def _openalex(work: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
+    title = displayed(work.get("title") or work.get("display_name"))
+    if not title:
+        return None
+    authors = []
+    for authorship in work.get("authorships") or []:
+        name = displayed((authorship.get("author") or {}).get("display_name"))
+        if name:
+            given, _, family = name.rpartition(" ")
+            authors.append({"family": family, "given": given})
+    item: dict[str, Any] = {
+        "type": _OPENALEX_TYPES.get(work.get("type", ""), "article-journal"),
+        "title": title, "author": authors,
+    }
+    if work.get("doi"):
+        item["DOI"] = re.sub(r"^https?://doi\.org/", "", work["doi"])
+    if work.get("publication_year"):
+        item["issued"] = {"date-parts": [[work["publication_year"]]]}
+    source = ((work.get("primary_location") or {}).get("source") or {})
+    if source.get("display_name") and source.get("type") != "repository":
+        item["container-title"] = displayed(source["display_name"])
+    biblio = work.get("biblio") or {}
+    if biblio.get("volume"):
+        item["volume"] = biblio["volume"]
+    if biblio.get("first_page"):
+        last = biblio.get("last_page")
+        item["page"] = f"{biblio['first_page']}-{last}" if last else biblio["first_page"]
+    return item, None, ((work["publication_year"],) if work.get("publication_year") else ())
+
+
+_DATACITE_TYPES = {"Dataset": "dataset", "Software": "software",
+                   "JournalArticle": "article-journal", "Text": "article", "Preprint": "article"}
+
+
+def _datacite(data: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
+    attributes = data["attributes"]
+    titles = attributes.get("titles") or []
+    mains = [displayed(t.get("title")) for t in titles if not t.get("titleType")]
+    subs = [displayed(t.get("title")) for t in titles if t.get("titleType") == "Subtitle"]
+    if not mains or not mains[0]:
+        return None
+    authors = []
+    for creator in attributes.get("creators") or []:
+        if creator.get("nameType") == "Organizational":
+            authors.append({"literal": displayed(creator.get("name"))})
+        elif creator.get("familyName"):
+            authors.append({"family": displayed(creator["familyName"]),
+                            "given": displayed(creator.get("givenName"))})
+        elif creator.get("name"):
+            family, _, given = displayed(creator["name"]).partition(", ")
+            authors.append({"family": family, "given": given})
+    kind = (attributes.get("types") or {}).get("resourceTypeGeneral", "")
+    item: dict[str, Any] = {
+        "type": _DATACITE_TYPES.get(kind, "article"),
+        "title": f"{mains[0]}: {subs[0]}" if subs else mains[0],
+        "author": authors, "DOI": attributes.get("doi") or data["id"],
+    }
+    year = attributes.get("publicationYear")
+    if year:
+        item["issued"] = {"date-parts": [[int(year)]]}
+    container = displayed((attributes.get("container") or {}).get("title"))
+    if container:
+        item["container-title"] = container
+    return item, None, ((int(year),) if year else ())
+
+
+def _bodies(service: str) -> list[tuple[str, dict]]:
+    return [(p.name, json.loads(p.read_text())) for p in sorted((REAL / service).glob("*.json"))]
+
+
+def _works() -> list[tuple[str, dict, Record, Callable]]:
+    """(service, raw work, citelsp's parse of it, entry writer) for each distinct work."""
+    found: dict[tuple[str, str], tuple[str, dict, Record, Callable]] = {}
+    for _, body in _bodies("crossref"):
+        message = body["message"]
+        for work in message["items"] if body["message-type"] == "work-list" else [message]:
+            found.setdefault(("crossref", work["DOI"].lower()),
+                             ("crossref", work, crossref.parse_work(work), _crossref))
+    for _, body in _bodies("openalex"):
+        for work in body.get("results", [body]):
+            found.setdefault(("openalex", work["id"]),
+                             ("openalex", work, openalex.parse_work(work), _openalex))
+    for _, body in _bodies("datacite"):
+        data = body["data"]
+        for entry in data if isinstance(data, list) else [data]:
+            found.setdefault(("datacite", entry["id"].lower()),
+                             ("datacite", entry, datacite.parse_doi({"data": entry}), _datacite))
+    return list(found.values())
+
+
+def _variants(written: Written) -> dict[str, dict]:
+    """Wrong entries: each changes one thing a checker must notice."""
+    item, out = written.item, {}
+    people = [a for a in item["author"] if "family" in a]
+    truncated = written.record.authors_truncated
+    if len(people) >= 2 and not truncated:
+        dropped = people[-1]
+        out["missing co-author"] = {
+            **item, "author": [a for a in item["author"] if a is not dropped]}
+    words = item["title"].split()
+    longest = max(range(len(words)), key=lambda i: len(words[i]))
+    if len(words) >= 3 and len(words[longest]) >= 5:
+        changed = [*words[:longest], "Zanzibarite", *words[longest + 1:]]
+        out["changed title word"] = {**item, "title": " ".join(changed)}
+    year = (item.get("issued") or {}).get("date-parts", [[None]])[0][0]
+    if year:
+        out["year three years early"] = {**item, "issued": {"date-parts": [[year - 3]]}}
+    deposit = written.deposit_year
+    if deposit and written.record_years and not written.record.is_preprint \
+            and all(abs(deposit - y) > 1 for y in written.record_years):
+        out["deposit year"] = {**item, "issued": {"date-parts": [[deposit]]}}
+    if item.get("DOI") and not item["DOI"].lower().startswith("10.48550/"):
+        # (no arXiv body is served, so an invented arXiv DOI could only be unreachable here)
+        out["invented DOI"] = {**item, "DOI": item["DOI"] + "x9q"}
+    return out
+
+
+class _Served:
+    """A source that serves the parsed records by DOI and as title-search candidates."""
+
+    def __init__(self, records: list[Record]) -> None:
+        self.by = {r.doi: r for r in records if r.doi}
+        self.titles = {" ".join((r.title or "").split()).casefold(): r for r in records}
+
+    async def by_doi(self, doi: str) -> Found | NotFound:
+        record = self.by.get(doi.lower())
+        return Found((record,)) if record else NotFound("no record")
+
+    async def search_title(self, title: str, *_: Any) -> Found:
+        hit = self.titles.get(" ".join(title.split()).casefold())
+        return Found((hit,) if hit else ())
+
+    async def by_arxiv_id(self, arxiv_id: str) -> Unreachable:
+        return Unreachable("no arXiv body recorded")  # never a refutation
+
+
+class _Registry:
+    """doi.org: Crossref prefixes unless DataCite serves the DOI; Handle knows served DOIs."""
+
+    def __init__(self, known: set[str], datacite_prefixes: set[str]) -> None:
+        self.known, self.datacite_prefixes = known, datacite_prefixes
+
+    async def agency(self, prefix: str) -> Agency:
+        return Agency("DataCite" if prefix in self.datacite_prefixes else "Crossref")
+
+    async def handle(self, doi: str) -> Handle:
+        return Handle(doi.lower() in self.known)
+
+    async def csl(self, doi: str) -> Unreachable:
+        return Unreachable("not served")
+
+
+@dataclass(frozen=True)
+class _Sources:
+    crossref: Any
+    openalex: Any
+    semantic_scholar: Any
+    arxiv: Any
+    datacite: Any
+    doi_registry: Any
+    pubmed: Any
+
+
+@dataclass
+class Graded:
+    written: list[Written]
+    priorities: dict[str, set[str]]
+    """Entry id → the priorities of its findings."""
+    codes: dict[str, set[str]]
+    sources: _Sources
+
+
+def _judged(entries: list[dict], sources: _Sources) -> tuple[dict, dict]:
+    """(entry id → finding priorities, entry id → P0/P1 finding lines) for CSL-JSON items."""
+    bib = parse_csl_json("file:///real.json", json.dumps(entries))
+    assert bib is not None and not bib.problems
+    ctx = Context(sources=sources, today=date.today(), arxiv_recheck_delay=0)
+
+    async def run() -> list:
+        return await asyncio.gather(*(resolve_reference(ref, ctx) for ref in bib.references))
+
+    priorities, codes = {}, {}
+    for ref, resolution in zip(bib.references, asyncio.run(run()), strict=True):
+        judgement = judge(ref, resolution)
+        priorities[ref.key] = {f.priority for f in judgement.findings}
+        codes[ref.key] = {f"{f.priority} {f.reason_code} {f.field or ''}: {f.message}"
+                          for f in judgement.findings if f.priority in ("P0", "P1")
+                          or f.reason_code == "VENUE_UNCONFIRMED"}
+    return priorities, codes
+
+
+def _grade() -> Graded:
+    works = _works()
+    written: list[Written] = []
+    for n, (service, raw, record, write) in enumerate(works):
+        made = write(raw)
+        if made is None:
+            continue
+        item, deposit, years = made
+        w = Written(f"{service}-{n}", service, record, item, deposit, years)
+        w.variants = _variants(w)
+        written.append(w)
+    entries = []
+    for w in written:
+        entries.append({"id": w.key, **w.item})
+        entries += [{"id": f"{w.key}~{name}", **v} for name, v in w.variants.items()]
+    records = {s: [w.record for w in written if w.service == s] for s in ("crossref", "openalex",
+                                                                            "datacite")}
+    known = {r.doi for rs in records.values() for r in rs if r.doi}
+    sources = _Sources(
+        crossref=_Served(records["crossref"]), openalex=_Served(records["openalex"]),
+        semantic_scholar=_Served([]), arxiv=_Served([]), datacite=_Served(records["datacite"]),
+        doi_registry=_Registry(known, {r.doi.split("/")[0] for r in records["datacite"]}),
+        pubmed=_Served([]),
+    )
+    return Graded(written, *_judged(entries, sources), sources)
+
+
+@pytest.fixture(scope="module")
+def graded() -> Graded:
+    return _grade()
+
+
+def test_the_corpus_is_large_and_covers_every_recorded_service(graded):
+    by_service = {s: sum(w.service == s for w in graded.written)
+                  for s in ("crossref", "openalex", "datacite")}
+    assert sum(by_service.values()) >= 500 and all(by_service.values()), by_service
+
+
+def test_correct_entries_get_no_p0_or_p1(graded):
+    flagged = {w.key: (w.item["title"], sorted(graded.codes[w.key])) for w in graded.written
+               if graded.priorities[w.key] & {"P0", "P1"}}
+    assert not flagged, f"{len(flagged)} of {len(graded.written)}: {flagged}"
+
+
+VARIANTS = ("missing co-author", "changed title word", "year three years early", "deposit year",
+            "invented DOI")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_wrong_variant_is_caught(graded, variant):
+    tried = [w for w in graded.written if variant in w.variants]
+    missed = [(w.key, w.item["title"], graded.priorities[f"{w.key}~{variant}"]) for w in tried
+              if not graded.priorities[f"{w.key}~{variant}"] & {"P0", "P1"}]
+    assert tried and not missed, f"{variant}: {len(missed)} of {len(tried)} missed: {missed[:20]}"
+
+
+def test_a_journal_cited_for_a_work_known_only_as_a_preprint_is_a_p2_note(graded):
+    """A posted-content record (a preprint server's DOI) cannot confirm or contradict the
+    journal a citation names: VENUE_UNCONFIRMED (P2), never a P1 (DESIGN.md §4)."""
+    preprints = [w for w in graded.written if w.record.is_preprint and w.service == "crossref"
+                 and not graded.priorities[w.key] & {"P0", "P1"}]
+    assert preprints
+    entries = [{**w.item, "id": w.key, "type": "article-journal",
+                "container-title": "Journal of Made-up Results"} for w in preprints]
+    priorities, codes = _judged(entries, graded.sources)
+    for w in preprints:
+        assert priorities[w.key] == {"P2"}, codes[w.key]
+        assert any("VENUE_UNCONFIRMED venue" in c and "only a preprint is known" in c
+                   for c in codes[w.key])
+
+
+def _crossref_item(name: str, doi: str) -> dict:
+    body = json.loads((REAL / "crossref" / name).read_text())
+    return next(w for w in body["message"]["items"] if w["DOI"].lower() == doi)
+
+
+def test_entities_in_a_venue_are_decoded_as_in_a_title():
+    """Crossref sends ``Trends in Ecology &amp; Evolution`` as the container title."""
+    work = _crossref_item("serrano__test_works_sort__0bd8765b__479db28c89.json",
+                          "10.1016/j.tree.2014.01.007")
+    assert "&amp;" in work["container-title"][0]
+    assert crossref.parse_work(work).venue == "Trends in Ecology & Evolution"
+
+
+def test_inline_markup_is_dropped_without_splitting_the_word_it_sits_in():
+    """``<i>Ostα</i><sup><i>−/−</i></sup>mice``: a reader sees Ostα−/−mice."""
+    work = _crossref_item(
+        "serrano__test_works_filter_handler_different_filters__8bae1954__5ca2456e74.json",
+        "10.14814/phy2.12263")
+    assert crossref.parse_work(work).title == (
+        "Ost\u03b1\u2212/\u2212mice are not protected from western diet-induced weight gain")
