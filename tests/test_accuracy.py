@@ -251,12 +251,24 @@ def test_a_preprint_record_does_not_hide_a_wrong_venue_when_the_published_versio
                               "Advances in Neural Information Processing Systems")
 
 
-def test_a_work_known_only_as_a_preprint_leaves_the_cited_venue_unchallenged():
-    """A preprint cited with the venue it appeared at later: the index cannot know yet."""
+def test_a_work_known_only_as_a_preprint_leaves_the_cited_venue_unconfirmed_not_wrong():
+    """A preprint cited with the venue it appeared at later: the index cannot know yet, so
+    the venue gets a P2 note (VENUE_UNCONFIRMED), never a METADATA_CONFLICT."""
     openalex = Record("openalex", title="Attention Is All You Need", years=(2017,),
                       venue="arXiv (Cornell University)", is_preprint=True)
-    assert "venue" not in fields(change(venue="NeurIPS"), (ARXIV, openalex))
-    assert "venue" not in fields(change(venue="Journal of Made-up Results"), (ARXIV,))
+    for venue, records in (("NeurIPS", (ARXIV, openalex)),
+                           ("Journal of Made-up Results", (ARXIV,))):
+        reason, cited, _ = fields(change(venue=venue), records)["venue"]
+        assert (reason, cited) == ("VENUE_UNCONFIRMED", venue)
+    conflict = accuracy_conflicts(change(venue="NeurIPS"), "inproceedings", (ARXIV,))[0]
+    assert "venue not confirmed: only a preprint is known" in conflict_text(conflict)
+
+
+def test_a_preprint_whose_journal_reference_names_the_cited_venue_confirms_it():
+    arxiv = Record("arxiv", title="Attention Is All You Need", arxiv_id="1706.03762",
+                   years=(2017,), venue="Advances in Neural Information Processing Systems 30",
+                   is_preprint=True)
+    assert "venue" not in fields(change(venue="NeurIPS"), (arxiv,))
 
 
 def test_preprint_names_among_a_published_records_aliases_are_ignored():

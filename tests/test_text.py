@@ -180,6 +180,18 @@ def test_clean_markup():
     assert clean_markup("&lt;b&gt;bold&lt;/b&gt; text") == "bold text"
 
 
+@pytest.mark.parametrize(("rich", "plain"), [
+    ("Cu<sub>2</sub>O nanowires", "Cu2O nanowires"),
+    ("<scp>K</scp>orean patients", "Korean patients"),
+    ("H<jats:sub>2</jats:sub>O", "H2O"),
+    ("&lt;i&gt;E. coli&lt;/i&gt;", "E. coli"),
+    ("one<br/>two", "one two"),
+    ("Main title&lt;subtitle&gt;A subtitle&lt;/subtitle&gt;", "Main title: A subtitle"),
+])
+def test_markup_is_dropped_without_splitting_a_word(rich, plain):
+    assert clean_markup(rich) == plain
+
+
 def test_fold_name():
     assert fold_name("Müller") == fold_name("MULLER") == "muller"
     assert fold_name('M{\\"u}ller') == "muller"

@@ -355,7 +355,7 @@ _MARKUP_NAMES = (
     # HTML inline markup and JATS (Crossref titles)
     "a|abbr|b|big|bold|br|cite|code|del|div|em|font|i|ins|italic|mark|monospace|p|q|s|sc|scp"
     "|small|span|strike|strong|styled-content|named-content|sub|sup|tt|u|underline|var|wbr"
-    "|inline-formula|tex-math|alternatives|title|break"
+    "|inline-formula|tex-math|alternatives|title|subtitle|break"
     # MathML presentation elements
     "|math|semantics|annotation|annotation-xml|maction|maligngroup|malignmark|menclose|merror"
     "|mfenced|mfrac|mglyph|mi|mlabeledtr|mmultiscripts|mn|mo|mover|mpadded|mphantom"
@@ -389,12 +389,22 @@ def unescape_entities(s: str) -> str:
     return s
 
 
+_BREAKING_TAG = re.compile(r"</?(?:\w+:)?(?:br|p|div|break|title)\b[^<>]*>", re.I)
+"""Tags that separate words; every other markup tag sits inside a word or beside a space."""
+_SUBTITLE = re.compile(r"\s*<(?:\w+:)?subtitle\b[^<>]*>\s*", re.I)
+"""A JATS subtitle (sources escape it into titles: ``&lt;subtitle&gt;``) reads ``: Subtitle``."""
+
+
 def clean_markup(s: str) -> str:
-    """Rich text as plain text: HTML entities unescaped until stable, markup tags and MathML
-    replaced by spaces (MathML's TeX annotations dropped, so a formula is not read twice)."""
+    """Rich text as plain text: HTML entities unescaped until stable (a source's escaped
+    ``&lt;i&gt;`` is markup too), markup tags and MathML dropped without splitting the word
+    they sit in (``Cu<sub>2</sub>O`` is Cu2O, ``<scp>K</scp>orean`` is Korean; a line or
+    paragraph break becomes a space), MathML's TeX annotations dropped so that a formula is
+    not read twice."""
     s = unescape_entities(s)
     if "<" in s:
-        s = _MARKUP_TAG.sub(" ", _ANNOTATION.sub(" ", s))
+        s = _SUBTITLE.sub(": ", _ANNOTATION.sub(" ", s))
+        s = _MARKUP_TAG.sub("", _BREAKING_TAG.sub(" ", s))
     return collapse_whitespace(s)
 
 

@@ -109,6 +109,10 @@ def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
     ]
 
 
+UNCONFIRMED = "VENUE_UNCONFIRMED"
+"""A note, not a disagreement: the preprint's venue is no fix for the cited one."""
+
+
 def edit_actions(ref: Reference, result: ReferenceResult, text: str
                  ) -> list[tuple[str, list[Edit]]]:
     """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
@@ -118,7 +122,7 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
     found: list[tuple[str, list[Edit]]] = []
     matched = judgement.matched
     if matched is not None:
-        edits = [e for c in judgement.conflicts if c.field in FIXABLE
+        edits = [e for c in judgement.conflicts if c.field in FIXABLE and c.reason != UNCONFIRMED
                  if (e := _field_edit(ref, c.field, matched, text)) is not None]
         if edits:
             found.append((f"Apply verified metadata from {matched.source} to '{ref.key}'", edits))

@@ -145,7 +145,7 @@ def parse_entry(entry: ET.Element) -> Record:
     versioned = _ABS_URL.sub("", entry_id)
     arxiv_id = base_id(versioned)
     title = r.clean_title(entry.findtext(f"{ATOM}title"))
-    journal_ref = r.text(entry.findtext(f"{ARXIV}journal_ref"))
+    journal_ref = r.shown(entry.findtext(f"{ARXIV}journal_ref"))
     return Record(
         source=SOURCE,
         title=title,

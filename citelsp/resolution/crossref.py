@@ -19,7 +19,9 @@ from citelsp.resolution.outcome import Found, NotFound, Record, Retraction, Unre
 SOURCE = "crossref"
 RETRACTION_TYPES = frozenset({"retraction", "partial_retraction", "withdrawal", "removal"})
 """Crossmark update types that take a work back; corrections and new versions do not."""
-YEAR_FIELDS = ("issued", "published-print", "published-online", "created")
+YEAR_FIELDS = ("issued", "published-print", "published-online", "published")
+"""Publication dates; ``created``, ``deposited`` and ``indexed`` are deposit dates (a backfile
+article is deposited decades after print) and never a year of the work."""
 
 
 class CrossrefClient:
@@ -81,7 +83,7 @@ def parse_work(work: dict) -> Record:
         raise r.BodyError("work without a DOI")
     titles = r.clean_titles(work.get("title")) + r.clean_titles(work.get("original-title"))
     subtitles = r.clean_titles(work.get("subtitle"))
-    venues = r.strings(work.get("container-title"))
+    venues = r.shown_strings(work.get("container-title"))
     venue = venues[0] if venues else None
     work_type = r.text(work.get("type"))
     return Record(
@@ -93,7 +95,7 @@ def parse_work(work: dict) -> Record:
         years=r.unique(r.date_parts_year(work.get(name)) for name in YEAR_FIELDS),
         venue=venue,
         venue_aliases=r.unique(
-            [*venues, *r.strings(work.get("short-container-title"))], besides=venue
+            [*venues, *r.shown_strings(work.get("short-container-title"))], besides=venue
         ),
         issns=_issns(work),
         volume=r.text(work.get("volume")),

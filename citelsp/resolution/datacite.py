@@ -57,7 +57,7 @@ def parse_doi(body: Any) -> Record:
         short_titles=r.main_titles(mains),
         authors=r.people(attributes.get("creators"), _creator),
         years=r.unique([r.year(attributes.get("publicationYear"))]),
-        venue=r.text(container.get("title")),
+        venue=r.shown(container.get("title")),
         issns=_issns(container, attributes),
         volume=r.text(container.get("volume")),
         issue=r.text(container.get("issue")),
@@ -66,7 +66,7 @@ def parse_doi(body: Any) -> Record:
         arxiv_id=arxiv_id,
         source_id=doi,
         work_type=work_type,
-        is_preprint=r.is_preprint(work_type, [r.text(container.get("title"))], doi)
+        is_preprint=r.is_preprint(work_type, [r.shown(container.get("title"))], doi)
         or arxiv_id is not None,
         url=links.doi_url(doi) if doi else None,
     )

@@ -140,7 +140,7 @@ def _agency(row: dict, prefix: str) -> Agency | Unreachable:
 def parse_csl(item: dict) -> Record:
     """One CSL-JSON item; ``title`` and ``container-title`` may be strings or lists."""
     titles = r.clean_titles(item.get("title")) + r.clean_titles(item.get("original-title"))
-    venues = r.strings(item.get("container-title"))
+    venues = r.shown_strings(item.get("container-title"))
     venue = venues[0] if venues else None
     echo = item.get("DOI")
     doi = r.doi(echo)
@@ -155,7 +155,7 @@ def parse_csl(item: dict) -> Record:
         years=r.unique(r.date_parts_year(item.get(k)) for k in YEAR_FIELDS),
         venue=venue,
         venue_aliases=r.unique(
-            [*venues, *r.strings(item.get("container-title-short"))], besides=venue
+            [*venues, *r.shown_strings(item.get("container-title-short"))], besides=venue
         ),
         issns=r.unique(r.strings(item.get("ISSN"))),
         volume=r.text(item.get("volume")),

@@ -82,7 +82,7 @@ def parse_work(work: dict) -> Record:
     doi = r.doi(work.get("doi"))
     arxiv_id = r.arxiv_id_from_doi(doi) or _arxiv_landing(location.get("landing_page_url"))
     work_type = r.text(work.get("type"))
-    venue = r.text(source.get("display_name"))
+    venue = r.shown(source.get("display_name"))
     authorships = r.items(work.get("authorships"), "authorships")
     return Record(
         source=SOURCE,
@@ -94,7 +94,7 @@ def parse_work(work: dict) -> Record:
         authors_truncated=work.get("is_authors_truncated") is True or len(authorships) >= 100,
         years=r.unique(r.year(work.get(k)) for k in ("publication_year", "publication_date")),
         venue=venue,
-        venue_aliases=r.unique([r.text(source.get("abbreviated_title"))]),
+        venue_aliases=r.unique([r.shown(source.get("abbreviated_title"))]),
         issns=r.unique([*r.strings(source.get("issn")), r.text(source.get("issn_l"))]),
         volume=r.text(biblio.get("volume")),
         issue=r.text(biblio.get("issue")),

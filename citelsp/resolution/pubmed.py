@@ -171,7 +171,7 @@ def parse_article(summary: Summary) -> Record:
         for a in (r.mapping(x, "articleid") for x in r.items(doc.get("articleids"), "articleids"))
     }
     title = r.clean_title(doc.get("title"))
-    venue = r.text(doc.get("source"))
+    venue = r.shown(doc.get("source"))
     return Record(
         source=SOURCE,
         title=title,
@@ -179,7 +179,7 @@ def parse_article(summary: Summary) -> Record:
         authors=r.people(doc.get("authors"), _author),
         years=(year,) if year else (),
         venue=venue,
-        venue_aliases=r.unique([r.text(doc.get("fulljournalname"))], besides=venue),
+        venue_aliases=r.unique([r.shown(doc.get("fulljournalname"))], besides=venue),
         issns=r.unique([r.text(doc.get("issn")), r.text(doc.get("essn"))]),
         volume=r.text(doc.get("volume")),
         issue=r.text(doc.get("issue")),
@@ -192,7 +192,7 @@ def parse_article(summary: Summary) -> Record:
 
 def _author(entry: Any):
     """PubMed writes ``Family Initials`` (``Cui H``)."""
-    name = r.text(r.mapping(entry, "author").get("name"))
+    name = r.shown(r.mapping(entry, "author").get("name"))
     if not name:
         return None
     family, _, initials = name.rpartition(" ")

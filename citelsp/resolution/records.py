@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from citelsp.documents.model import Person
-from citelsp.documents.text import collapse_whitespace, plain_title
+from citelsp.documents.text import clean_markup, collapse_whitespace, plain_title
 from citelsp.documents.works import is_preprint_doi, is_preprint_venue
 from citelsp.resolution.http import HttpResponse
 from citelsp.resolution.identifiers import is_doi
@@ -134,11 +134,28 @@ def text(value: Any) -> str | None:
     return value or None
 
 
+def shown(value: Any) -> str | None:
+    """A field people read (a venue, a name, a publisher) as the service means it to be
+    shown: entities decoded however often escaped, inline markup dropped (``clean_markup``,
+    the one decoding titles get too). Identifiers and URLs stay as ``text`` reads them."""
+    raw = text(value)
+    if not raw or ("&" not in raw and "<" not in raw):
+        return raw
+    return clean_markup(raw) or None
+
+
 def strings(value: Any) -> list[str]:
     """A field that is a string or a list of strings, as non-empty strings."""
     if isinstance(value, str):
         value = [value]
     return [s for s in (text(v) for v in items(value, "list of strings")) if s]
+
+
+def shown_strings(value: Any) -> list[str]:
+    """``strings`` as shown (``shown``): venue lists, alternate names."""
+    if isinstance(value, str):
+        value = [value]
+    return [s for s in (shown(v) for v in items(value, "list of strings")) if s]
 
 
 def clean_title(value: Any) -> str | None:
@@ -197,15 +214,15 @@ def people(entries: Any, convert: Callable[[Any], Person | None]) -> tuple[Perso
 
 
 def person(family: Any, given: Any = None, *, literal: bool = False) -> Person | None:
-    family_text = text(family)
+    family_text = shown(family)
     if not family_text:
         return None
-    return Person(family=family_text, given=text(given) or "", literal=literal)
+    return Person(family=family_text, given=shown(given) or "", literal=literal)
 
 
 def person_from_name(name: Any) -> Person | None:
     """A display name as a Person: ``Given Family`` (particles kept) or ``Family, Given``."""
-    full = text(name)
+    full = shown(name)
     if not full:
         return None
     family, comma, given = (part.strip() for part in full.partition(","))

@@ -111,8 +111,8 @@ def parse_paper(paper: dict) -> Record:
     journal = r.mapping(paper.get("journal") or {}, "journal")
     venue_obj = r.mapping(paper.get("publicationVenue") or {}, "publicationVenue")
     external = r.mapping(paper.get("externalIds") or {}, "externalIds")
-    venue = r.text(paper.get("venue"))
-    names = [venue, r.text(journal.get("name")), r.text(venue_obj.get("name"))]
+    venue = r.shown(paper.get("venue"))
+    names = [venue, r.shown(journal.get("name")), r.shown(venue_obj.get("name"))]
     # S2 often names "ArXiv" as the journal of a published paper: only the venue decides.
     primary = venue or names[2] or names[1]
     volume = r.text(journal.get("volume"))
@@ -126,7 +126,7 @@ def parse_paper(paper: dict) -> Record:
         years=r.unique([r.year(paper.get("year")), r.year(paper.get("publicationDate"))]),
         venue=venue or names[1] or names[2],
         venue_aliases=r.unique(
-            [n for n in names[1:] if n != venue] + r.strings(venue_obj.get("alternate_names"))
+            [n for n in names[1:] if n != venue] + r.shown_strings(venue_obj.get("alternate_names"))
         ),
         issns=r.unique(r.strings(venue_obj.get("issn"))),
         volume=None if volume and volume.startswith("abs/") else volume,

@@ -217,6 +217,13 @@ def _is_person(p: Person) -> bool:
     return not p.literal and bool(p.family.strip())
 
 
+def _names_organization(cited: Person, found: Sequence[Person]) -> bool:
+    """The record names the cited organization too (a consortium listed by both): then it
+    does not stand for people the citation left out."""
+    name = fold_words(cited.family)
+    return bool(name) and any(p.literal and fold_words(p.family) == name for p in found)
+
+
 def _names(people: Sequence[Person]) -> str:
     names = [p.family for p in people]
     if len(names) > _NAMES_SHOWN:
@@ -229,7 +236,8 @@ def _authors_vote(work: Work, record: Record) -> tuple[bool | None, str]:
 
     First author kept, every cited person present, order kept. A cited list that leaves out
     some of the record's people disagrees too, unless it says it is incomplete ("and
-    others"), names an organization (never compared), or the source cut its list short.
+    others"), names an organization the record does not (it may stand for the people left
+    out; organizations are never compared), or the source cut its list short.
     """
     cited, found = work.authors, record.authors
     people = [p for p in cited if _is_person(p)]
@@ -251,7 +259,8 @@ def _authors_vote(work: Work, record: Record) -> tuple[bool | None, str]:
         if position is None:
             return False, ""
         matched.append(position)
-    incomplete_by_design = work.has_et_al or not all(map(_is_person, cited))
+    incomplete_by_design = work.has_et_al or any(
+        not _is_person(p) and not _names_organization(p, found) for p in cited)
     if incomplete_by_design or record.authors_truncated:
         return True, ""
     missing = [p for i, p in enumerate(found) if i not in matched and _is_person(p)]
@@ -274,6 +283,20 @@ def _venue_vote(work: Work, record: Record) -> bool | None:
     if not names:
         return None
     return any(venues_agree(work.venue or "", n) for n in names)
+
+
+def _preprint_only(venue: str, rs: Sequence[Record]) -> FieldConflict | None:
+    """A cited venue that only preprint records describe is neither confirmed nor
+    contradicted: a note (VENUE_UNCONFIRMED, P2), never a conflict, because the published
+    version is often not indexed yet (DESIGN.md §4, decided 2026-12)."""
+    if not all(r.is_preprint for r in rs) or any(
+            r.venue and not is_preprint_venue(r.venue) and venues_agree(venue, r.venue)
+            for r in rs):
+        return None  # a version of record votes; an arXiv journal reference may confirm
+    by_source = tuple((r.source, "a preprint") for r in rs)
+    found = "; ".join(dict.fromkeys(f for _, f in by_source))
+    return FieldConflict("venue", venue, found, "VENUE_UNCONFIRMED", by_source,
+                         "venue not confirmed: only a preprint is known")
 
 
 def _detail(value: str | None) -> str:
@@ -372,7 +395,8 @@ def accuracy_conflicts(
         ))
     if work.venue and not is_preprint_venue(work.venue):
         out.append(_conflict(
-            "venue", work.venue, [(r, _venue_vote(work, r), r.venue) for r in rs]))
+            "venue", work.venue, [(r, _venue_vote(work, r), r.venue) for r in rs])
+            or _preprint_only(work.venue, rs))
     out += _number_conflicts(work, rs)
     return tuple(c for c in out if c is not None)
 

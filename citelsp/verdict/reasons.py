@@ -187,6 +187,14 @@ _TABLE: tuple[tuple[str, str, str, str | None, str], ...] = (
         _COMPARE,
     ),
     (
+        "VENUE_UNCONFIRMED",
+        "P2",
+        "Venue not confirmed: only a preprint is known",
+        "venue",
+        "Check that the work appeared in the cited venue (the published version may not be"
+        " indexed yet).",
+    ),
+    (
         "UNREACHABLE",
         "P2",
         "No index could be asked (offline, outage or not configured)",
