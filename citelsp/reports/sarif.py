@@ -1,4 +1,9 @@
-"""SARIF 2.1.0: one rule per reason code, one result per diagnostic (columns in code points)."""
+"""SARIF 2.1.0: one rule per reason code, one result per diagnostic (columns in code points).
+
+Messages are plain text (§3.11.3), which SARIF still reads two ways: ``{0}`` is a placeholder
+for an argument (§3.11.5) and ``[text](uri)`` an embedded link (§3.11.6) that viewers render as
+one. Titles, keys and venues from documents and services go into the messages, so
+``plain_text`` makes them say only what they say."""
 
 from __future__ import annotations
 
@@ -30,6 +35,15 @@ def artifact_uri(row: Row) -> str:
     return quote(path)
 
 
+def plain_text(text: str) -> str:
+    """``text`` as a SARIF plain-text message that a viewer shows as it is: braces doubled, as
+    §3.11.5 requires of every literal brace, and ``](`` written ``] (``, so that no
+    ``[text](uri)`` is left for §3.11.6 (or GitHub) to read as a link whose text hides where it
+    goes. (§3.11.6 escapes brackets with a backslash only inside link text; elsewhere a
+    backslash is shown, and naive viewers match ``[…](…)`` across it.)"""
+    return text.replace("{", "{{").replace("}", "}}").replace("](", "] (")
+
+
 def data(snapshot: Snapshot) -> dict:
     found = rows(snapshot)
     codes = sorted({r.code for r in found})
@@ -39,7 +53,7 @@ def data(snapshot: Snapshot) -> dict:
         rule = {
             "id": code,
             "name": code.title().replace("_", ""),
-            "shortDescription": {"text": info.summary if info else code},
+            "shortDescription": {"text": plain_text(info.summary if info else code)},
             "helpUri": doc_url(code),
         }
         if info is not None:
@@ -51,7 +65,7 @@ def data(snapshot: Snapshot) -> dict:
             "ruleId": r.code,
             "ruleIndex": index[r.code],
             "level": LEVELS[r.severity],
-            "message": {"text": r.message},
+            "message": {"text": plain_text(r.message)},
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": {"uri": artifact_uri(r)},
