@@ -19,6 +19,7 @@ from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.bibtex_writer import (
     REPLACEMENT,
     UnwritableKey,
+    clean_text,
     entry,
     name_list,
     text_value,
@@ -31,9 +32,9 @@ from citelsp.documents.text import latex_decode
 from citelsp.documents.works import parse_bibtex_names
 from citelsp.lsp.actions import edit_actions
 from citelsp.resolution.asking import Resolution
-from citelsp.resolution.identifiers import ReferenceIds
+from citelsp.resolution.identifiers import Identifier, ReferenceIds
 from citelsp.resolution.outcome import FieldConflict, Record
-from citelsp.verdict.checklist import Judgement
+from citelsp.verdict.checklist import ChecklistItem, Judgement
 from citelsp.workspace.entries import new_entry
 from citelsp.workspace.snapshot import ReferenceResult
 
@@ -222,6 +223,24 @@ def test_a_hostile_record_makes_a_clean_entry_with_its_own_values():
     assert item["author"][1] == {"literal": written_form(ORGANIZATION)}
 
 
+def test_two_depositor_fields_cannot_give_the_entry_their_doi_and_url():
+    """Issue 29: a title that closes itself, sets doi and url and opens a quoted value, and a
+    venue that closes that value and the entry, made a clean entry (no problem reported)
+    with the attacker's DOI and URL when braces were escaped as \\{ and \\}."""
+    record = Record(source="crossref", authors=(Person("Smith", "J"),), years=(2020,),
+                    title='T}, doi = "10.6666/evil", url = "https://evil.example/", x = "{',
+                    venue='}"', volume="1", doi="10.5555/ok.1")
+    bib = parse_document("file:///w/refs.bib", "")
+    text = new_entry(bib, "new", record).text
+    assert not parse_bibtex("file:///w/refs.bib", text).problems
+    ((key, fields),) = entries_read(text)
+    assert set(fields) == {"author", "title", "journal", "year", "volume", "doi"}
+    assert fields["doi"] == "10.5555/ok.1"
+    assert latex_decode(fields["title"]) == written_form(record.title)
+    (item,) = pandoc_read(text)
+    assert item["DOI"] == "10.5555/ok.1" and "URL" not in item
+
+
 def test_an_identifier_that_cannot_be_written_verbatim_is_left_out():
     bib = parse_document("file:///w/refs.bib", "")
     record = Record(source="crossref", title="T", doi="10.5555/x},url={https://evil.example/")
@@ -273,6 +292,25 @@ def test_apply_verified_metadata_writes_inert_values_whatever_the_delimiters():
     assert found["Add DOI 10.5555/ok.1 to 'cited'"][0][2] == ",\n  doi = {10.5555/ok.1}"
 
 
+@pytest.mark.parametrize(("cited", "written"), [
+    ("doi = {10.5555/wrong.1}", "doi = {10.5555/ok.1}"),
+    ("url = {https://doi.org/10.5555/wrong.1}", "url = {https://doi.org/10.5555/ok.1}"),
+    ('doi = "10.5555/wrong.1"', "doi = {10.5555/ok.1}"),
+])
+def test_the_matched_works_doi_replaces_the_cited_one_in_the_form_it_was_cited(cited, written):
+    bib = parse_document("file:///w/refs.bib",
+                         f"@article{{cited,\n  title = {{T}},\n  {cited},\n}}\n")
+    (ref,) = bib.references
+    item = ChecklistItem("cited", "P0", "DOI_TITLE_MISMATCH", "false", "", [], [], "")
+    judgement = Judgement(citation_key="cited", verdict="true", outcomes={}, item=item,
+                          findings=[], matched=HOSTILE)
+    ids = ReferenceIds(doi=Identifier("doi", "10.5555/wrong.1", cited.split()[0], ""))
+    result = ReferenceResult(ref, Resolution("cited", ids, {}), judgement)
+    (_, span, new), = dict(edit_actions(ref, result, bib.text))[
+        "Replace the cited DOI with the matched work's 10.5555/ok.1"]
+    assert written in bib.text[:span.start] + new + bib.text[span.end:]
+
+
 def test_csl_entries_keep_line_breaks_and_controls_out_of_the_lines_they_are_indented_by():
     record = Record(source="crossref", title="a\u2028b\x85c\x1bd", venue="V",
                     authors=(Person("X\u2029", "Y"),))
@@ -282,3 +320,30 @@ def test_csl_entries_keep_line_breaks_and_controls_out_of_the_lines_they_are_ind
     (_, new) = parse_document("file:///w/refs.json", text).references
     assert new.csl["title"] == "a b c" + REPLACEMENT + "d" and new.csl["author"] == [
         {"family": "X", "given": "Y"}]
+
+
+# --- CSL-JSON and CSL-YAML items --------------------------------------------------------------
+
+CSL_FILES = {"file:///w/refs.json": '[\n  {"id": "a", "type": "book"}\n]\n',
+             "file:///w/refs.yaml": "references:\n- id: a\n  type: book\n"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1), _people)
+def test_csl_items_read_back_as_written(value, person):
+    """JSON and YAML escape every value; what is left to prove is that indenting the item
+    never changes one (a U+2028 or NEL is a line break to ``splitlines``, and to YAML)."""
+    record = Record(source="crossref", title=value, venue=value, volume=value,
+                    authors=(person, Person(value, literal=True)), years=(2020,))
+    want = clean_text(value)
+    for uri, text in CSL_FILES.items():
+        bib = parse_document(uri, text)
+        new = new_entry(bib, "new", record)
+        written = parse_document(uri, text[:new.offset] + new.text + text[new.offset:])
+        assert [r.key for r in written.references] == ["a", "new"]
+        item = written.references[1].csl
+        if not want:
+            continue
+        assert (item["title"], item["container-title"], item["volume"]) == (want,) * 3
+        assert item["author"] == [{"family": clean_text(person.family),
+                                   "given": clean_text(person.given)}, {"literal": want}]

@@ -193,7 +193,10 @@ def _replace(ref: Reference, field: Field, value, text: str) -> Edit:
 
 
 def _doi_edit(ref: Reference, field: Field, doi: str, text: str) -> Edit | None:
-    """``field`` (where the cited DOI is) set to ``doi``; None when it cannot be written."""
+    """``field`` (where the cited DOI is: ``doi``, or a doi.org link in ``url``) set to
+    ``doi`` in the same form; None when it cannot be written."""
+    if field.name.casefold() == "url":
+        doi = links.doi_url(doi)
     if ref.source_format == "csl-json":
         return _replace(ref, field, doi, text)
     value = bib.verbatim_value(doi)
