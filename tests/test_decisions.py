@@ -1,12 +1,28 @@
+import contextlib
 import json
 import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
 from citelsp.documents.model import Person, Work
 from citelsp.resolution.identifiers import Identifier, ReferenceIds
 from citelsp.resolution.identity import identity_of
-from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection
+from citelsp.verdict import decisions as decisions_module
+from citelsp.verdict.decisions import (
+    MAX_DECISIONS_BYTES,
+    Decision,
+    DecisionsRefused,
+    DecisionStore,
+    PermanentRejection,
+)
+from tests.test_cli import ROOT, citelsp
 
 WORK = Work(title="Attention Is All You Need", authors=(Person("Vaswani", "A."),), year=2017)
 IDS = ReferenceIds(doi=Identifier("doi", "10.5555/x", "doi", "10.5555/X"))
@@ -81,10 +97,11 @@ def test_write_is_atomic_and_leaves_no_temporary_files(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(DecisionsRefused, match=r"\(disk full\): nothing was recorded"):
         store.record(Decision("b", "i", "verified"))
     assert store.path.read_bytes() == before
-    assert sorted(p.name for p in store.path.parent.iterdir()) == ["decisions.json"]
+    assert sorted(p.name for p in store.path.parent.iterdir()) == [
+        "decisions.json", "decisions.json.lock"]
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"decisions": [{"bogus": 1}]}', "[]"])
@@ -98,3 +115,144 @@ def test_corrupt_file_reads_as_empty_and_is_backed_up_before_rewrite(tmp_path, c
     store.record(Decision("k", "i", "verified"))
     assert (path.parent / "decisions.json.bak").read_text() == content
     assert [d.citation_key for d in DecisionStore(tmp_path).load()] == ["k"]
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from citelsp.verdict.decisions import Decision, DecisionStore
+root, prefix, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+time.sleep(max(0.0, start - time.time()))  # both writers begin together
+for i in range(40):
+    kind = "rejected" if i % 2 else "verified"
+    DecisionStore(root).record(Decision(f"{prefix}{i}", "identity", kind))
+"""
+
+
+def test_two_processes_recording_at_once_lose_nothing(tmp_path):
+    start = str(time.time() + 1.5)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), prefix, start],
+                                env=env) for prefix in ("a", "b")]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    store = DecisionStore(tmp_path)
+    found = {(d.citation_key, d.decision) for d in store.load()}
+    assert store.problem is None
+    assert found == {(f"{p}{i}", "rejected" if i % 2 else "verified")
+                     for p in "ab" for i in range(40)}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_thirty_kills_during_decide_leave_every_finished_decision(tmp_path):
+    keys = [f"k{i}" for i in range(30)]
+    (tmp_path / "refs.bib").write_text("".join(
+        f"@article{{{k}, title = {{Work {k}}}, year = 2020}}\n" for k in keys))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
+    env.update(PYTHONPATH=str(ROOT), CITELSP_CACHE_DIR=str(tmp_path / ".cache"))
+    finished: set[str] = set()
+    chance = random.Random(29)
+    for key in keys:
+        decide = subprocess.Popen([sys.executable, "-m", "citelsp", "decide", key, "--rejected"],
+                                  cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        time.sleep(chance.uniform(0.2, 0.9))
+        decide.send_signal(signal.SIGKILL)
+        if decide.wait() == 0:
+            finished.add(key)
+        store = DecisionStore(tmp_path)
+        on_file = {d.citation_key for d in store.load() if d.decision == "rejected"}
+        assert store.problem is None and not store.corrupt, key
+        assert finished <= on_file <= set(keys)
+    done = subprocess.run([sys.executable, "-m", "citelsp", "decide", "k0", "--rejected"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, "no lock is left behind by a killed writer"
+
+
+def over_the_cap(tmp_path: Path) -> bytes:
+    """A decisions file of real decisions (one a rejection) past the 8 MiB read cap."""
+    decisions = [asdict(Decision("gone", "i", "rejected", "no such paper"))]
+    decisions += [asdict(Decision(f"k{i}", "i", "verified", "x" * 10_000)) for i in range(900)]
+    raw = json.dumps({"version": 1, "decisions": decisions}).encode()
+    assert len(raw) > MAX_DECISIONS_BYTES
+    path = tmp_path / ".citelsp" / "decisions.json"
+    path.parent.mkdir()
+    path.write_bytes(raw)
+    return raw
+
+
+def test_a_file_over_the_cap_is_reported_and_never_rewritten(tmp_path):
+    raw = over_the_cap(tmp_path)
+    store = DecisionStore(tmp_path)
+    assert store.load() == []
+    assert "none of its decisions (rejections included) is applied" in store.problem
+    assert "move old decisions out of it" in store.problem
+    with pytest.raises(DecisionsRefused, match="larger than 8 MiB"):
+        store.record(Decision("new", "i", "verified"))
+    with pytest.raises(DecisionsRefused, match="larger than 8 MiB"):
+        store.clear("gone")
+    assert store.path.read_bytes() == raw
+
+
+def test_the_writer_is_told_when_decisions_cannot_be_applied(tmp_path):
+    over_the_cap(tmp_path)
+    (tmp_path / "refs.bib").write_text("@article{gone, title = {Gone}, year = 2020}\n")
+    done = citelsp("check", "refs.bib", "--offline", "--fail-on", "never", cwd=tmp_path)
+    assert "decisions.json is larger than 8 MiB" in done.stderr
+    refused = citelsp("decide", "gone", "--verified", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "rejections included" in refused.stderr
+
+
+def test_an_unreadable_file_is_not_replaced_by_an_empty_one(tmp_path, monkeypatch):
+    store = DecisionStore(tmp_path)
+    store.record(Decision("gone", "i", "rejected"))
+    before = store.path.read_bytes()
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(decisions_module, "read_bytes", refuse)
+    with pytest.raises(DecisionsRefused, match="cannot be read .Permission denied"):
+        store.record(Decision("new", "i", "verified"))
+    assert store.path.read_bytes() == before
+    assert not store.path.with_name("decisions.json.bak").exists()
+
+
+def test_a_decision_that_would_pass_the_cap_is_refused(tmp_path):
+    store = DecisionStore(tmp_path)
+    store.record(Decision("gone", "i", "rejected"))
+    before = store.path.read_bytes()
+    with pytest.raises(DecisionsRefused, match="would grow past 8 MiB"):
+        store.record(Decision("big", "i", "verified", "x" * MAX_DECISIONS_BYTES))
+    assert store.path.read_bytes() == before
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 256 KiB tmpfs, filled; skipped where mounting is not allowed."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                          capture_output=True)
+    if made.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_decide_on_a_full_disk_says_so_and_exits_2(full_disk):
+    (full_disk / "refs.bib").write_text("@article{a, title = {A}, year = 2020}\n"
+                                        "@article{b, title = {B}, year = 2020}\n")
+    assert citelsp("decide", "a", "--rejected", cwd=full_disk).returncode == 0
+    before = (full_disk / ".citelsp" / "decisions.json").read_bytes()
+    with contextlib.suppress(OSError), (full_disk / "filler").open("wb") as filler:
+        while True:
+            filler.write(bytes(4096))
+            filler.flush()
+    done = citelsp("decide", "b", "--rejected", cwd=full_disk)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "No space left on device" in done.stderr and "nothing was recorded" in done.stderr
+    assert (full_disk / ".citelsp" / "decisions.json").read_bytes() == before

@@ -61,8 +61,7 @@ class Workspace:
         self.checks = LocalChecks(self.graph)
         self.judgements = Judgements()
         self.verifier = Verifier(self.listener, resolved=self.judgements.of)
-        self.decisions = DecisionStore(self.root)
-        self.decisions.load()
+        self.decisions = self._decisions_of(self.root)
         self.focus: tuple[str, int] | None = None
         """Where the writer last worked (uri, offset): references cited nearby go first."""
         self._local: dict[str, tuple[int, list[Problem]]] = {}
@@ -174,8 +173,16 @@ class Workspace:
         self.corpus.roots = list(roots)
         self.corpus.invalidate()
         self.graph.reset()
-        self.decisions = DecisionStore(self.root)
-        self.decisions.load()
+        self.decisions = self._decisions_of(self.root)
+
+    def _decisions_of(self, root: Path) -> DecisionStore:
+        """The human decisions at ``root``; the writer is told when those on file cannot be
+        applied (never a silent empty list: it would drop rejections)."""
+        store = DecisionStore(root)
+        store.load()
+        if store.problem:
+            self.listener.notice(store.problem)
+        return store
 
     # -- documents -------------------------------------------------------------------------
 
