@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import orjson
 from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
 
 from citelsp.documents.text import normalize_title
 from citelsp.index.build import LABELS, SCHEMA_VERSION, decode
@@ -109,15 +110,16 @@ class LocalIndex:
         exact = [row[0] for row in self.db.execute(
             f"SELECT DISTINCT work FROM title_keys WHERE key IN ({','.join('?' * len(keys))})",
             keys)] if keys else []
-        wanted = normalize_title(title)
+        if exact:  # only an exact title can match; candidates are for when none is held
+            return self._works(exact)
         near = []
-        if (query := _fts_query(wanted)) is not None:
+        if (query := _fts_query(normalize_title(title))) is not None:
             rows = self.db.execute("SELECT rowid, title FROM titles WHERE titles MATCH ? "
                                    "ORDER BY rank LIMIT ?", (query, FTS_ROWS)).fetchall()
-            scored = sorted(((-fuzz.ratio(wanted, normalize_title(t or "")), w)
-                             for w, t in rows if w not in exact))
+            scored = sorted((-fuzz.ratio(title, t or "", processor=default_process), w)
+                            for w, t in rows)
             near = [w for _, w in scored]
-        return self._works([*exact, *near][:max(limit, len(exact))])
+        return self._works(near[:limit])
 
     def _works(self, ids: Sequence[int]) -> list[Hit]:
         if not ids:
