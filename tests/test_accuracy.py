@@ -266,7 +266,8 @@ def test_a_work_known_only_as_a_preprint_leaves_the_cited_venue_unconfirmed_not_
 
 def test_a_preprint_whose_journal_reference_names_the_cited_venue_confirms_it():
     arxiv = Record("arxiv", title="Attention Is All You Need", arxiv_id="1706.03762",
-                   years=(2017,), venue="Advances in Neural Information Processing Systems 30",
+                   years=(2017,), venue="arXiv",
+                   venue_aliases=("Advances in Neural Information Processing Systems 30",),
                    is_preprint=True)
     assert "venue" not in fields(change(venue="NeurIPS"), (arxiv,))
 

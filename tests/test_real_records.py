@@ -1,14 +1,14 @@
 """Correct entries written from real recorded records grade clean; wrong ones are caught.
 
-Every work in ``fixtures/real`` (response bodies that Crossref, OpenAlex and DataCite really
-sent, recorded by other projects' test suites; ``fixtures/real/MANIFEST.md``) becomes the
+Every work in ``fixtures/real`` (response bodies that Crossref, OpenAlex, DataCite and arXiv
+really sent, recorded by other projects' test suites; ``fixtures/real/MANIFEST.md``) becomes the
 CSL-JSON entry a careful author would write from the record as the service shows it: the title
 as displayed (entities decoded, inline markup dropped), every author, the publication year (never
 a deposit date), venue, volume, pages and DOI. citelsp resolves it against sources that serve the
 record as its own parser reads it from the body, and must grade it with no P0 and no P1.
 Deliberately wrong variants (a co-author left out, a title word changed, the year three years
 early, the Crossref deposit year where it is more than a year from every publication year, an
-invented DOI) must each get a P0 or P1.
+invented DOI or arXiv id) must each get a P0 or P1.
 
 The entry is written from the raw JSON here, not from citelsp's parsed record, so that a field
 citelsp reads differently from the service (a year from ``created``, an entity left in a venue)
@@ -21,6 +21,7 @@ import asyncio
 import html
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -30,7 +31,7 @@ from typing import Any
 import pytest
 
 from citelsp.documents.csl import parse_csl_json
-from citelsp.resolution import crossref, datacite, openalex
+from citelsp.resolution import arxiv, crossref, datacite, openalex
 from citelsp.resolution.asking import Context
 from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
 from citelsp.resolution.resolve import resolve_reference
@@ -174,6 +175,23 @@ def _datacite(data: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
     return item, None, ((int(year),) if year else ())
 
 
+_ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def _arxiv(entry: ET.Element) -> tuple[dict, int | None, tuple[int, ...]] | None:
+    arxiv_id = re.sub(r"v\d+$", "", (entry.findtext(f"{_ATOM}id") or "").rsplit("/abs/", 1)[-1])
+    authors = []
+    for name in (a.findtext(f"{_ATOM}name") or "" for a in entry.findall(f"{_ATOM}author")):
+        given, _, family = " ".join(name.split()).rpartition(" ")
+        authors.append({"family": family, "given": given})
+    year = int((entry.findtext(f"{_ATOM}published") or "0")[:4])
+    item = {"type": "article", "title": displayed(entry.findtext(f"{_ATOM}title")),
+            "author": authors, "issued": {"date-parts": [[year]]},
+            "container-title": f"arXiv preprint arXiv:{arxiv_id}",
+            "URL": f"https://arxiv.org/abs/{arxiv_id}"}
+    return item, None, (year,)
+
+
 def _bodies(service: str) -> list[tuple[str, dict]]:
     return [(p.name, json.loads(p.read_text())) for p in sorted((REAL / service).glob("*.json"))]
 
@@ -190,6 +208,10 @@ def _works() -> list[tuple[str, dict, Record, Callable]]:
         for work in body.get("results", [body]):
             found.setdefault(("openalex", work["id"]),
                              ("openalex", work, openalex.parse_work(work), _openalex))
+    for path in sorted((REAL / "arxiv").glob("*.xml")):
+        for entry in ET.parse(path).getroot().iter(f"{_ATOM}entry"):
+            record = arxiv.parse_entry(entry)
+            found.setdefault(("arxiv", record.arxiv_id or ""), ("arxiv", entry, record, _arxiv))
     for _, body in _bodies("datacite"):
         data = body["data"]
         for entry in data if isinstance(data, list) else [data]:
@@ -219,6 +241,9 @@ def _variants(written: Written) -> dict[str, dict]:
     if deposit and written.record_years and not written.record.is_preprint \
             and all(abs(deposit - y) > 1 for y in written.record_years):
         out["deposit year"] = {**item, "issued": {"date-parts": [[deposit]]}}
+    if item.get("URL", "").startswith("https://arxiv.org/abs/"):
+        out["invented arXiv id"] = {**item, "URL": item["URL"][:-4] + "9999",
+                                    "container-title": "arXiv preprint"}
     if item.get("DOI") and not item["DOI"].lower().startswith("10.48550/"):
         # (no arXiv body is served, so an invented arXiv DOI could only be unreachable here)
         out["invented DOI"] = {**item, "DOI": item["DOI"] + "x9q"}
@@ -228,8 +253,10 @@ def _variants(written: Written) -> dict[str, dict]:
 class _Served:
     """A source that serves the parsed records by DOI and as title-search candidates."""
 
-    def __init__(self, records: list[Record]) -> None:
+    def __init__(self, records: list[Record], named: frozenset[str] = frozenset()) -> None:
         self.by = {r.doi: r for r in records if r.doi}
+        self.arxiv_ids = {r.arxiv_id: r for r in records if r.arxiv_id}
+        self.named = named
         self.titles = {" ".join((r.title or "").split()).casefold(): r for r in records}
 
     async def by_doi(self, doi: str) -> Found | NotFound:
@@ -240,8 +267,13 @@ class _Served:
         hit = self.titles.get(" ".join(title.split()).casefold())
         return Found((hit,) if hit else ())
 
-    async def by_arxiv_id(self, arxiv_id: str) -> Unreachable:
-        return Unreachable("no arXiv body recorded")  # never a refutation
+    async def by_arxiv_id(self, arxiv_id: str) -> Found | NotFound | Unreachable:
+        """An arXiv id the corpus has no feed for, but another record names, is not known to
+        be missing: unreachable, never a refutation."""
+        bare = re.sub(r"v\d+$", "", arxiv_id)
+        if bare in self.arxiv_ids:
+            return Found((self.arxiv_ids[bare],))
+        return Unreachable("no arXiv body recorded") if bare in self.named else NotFound()
 
 
 class _Registry:
@@ -269,6 +301,9 @@ class _Sources:
     datacite: Any
     doi_registry: Any
     pubmed: Any
+
+
+SERVICES = ("crossref", "openalex", "datacite", "arxiv")
 
 
 @dataclass
@@ -314,12 +349,13 @@ def _grade() -> Graded:
     for w in written:
         entries.append({"id": w.key, **w.item})
         entries += [{"id": f"{w.key}~{name}", **v} for name, v in w.variants.items()]
-    records = {s: [w.record for w in written if w.service == s] for s in ("crossref", "openalex",
-                                                                            "datacite")}
+    records = {s: [w.record for w in written if w.service == s] for s in SERVICES}
     known = {r.doi for rs in records.values() for r in rs if r.doi}
+    named = frozenset(r.arxiv_id for rs in records.values() for r in rs if r.arxiv_id)
     sources = _Sources(
         crossref=_Served(records["crossref"]), openalex=_Served(records["openalex"]),
-        semantic_scholar=_Served([]), arxiv=_Served([]), datacite=_Served(records["datacite"]),
+        semantic_scholar=_Served([]), arxiv=_Served(records["arxiv"], named),
+        datacite=_Served(records["datacite"]),
         doi_registry=_Registry(known, {r.doi.split("/")[0] for r in records["datacite"]}),
         pubmed=_Served([]),
     )
@@ -332,8 +368,7 @@ def graded() -> Graded:
 
 
 def test_the_corpus_is_large_and_covers_every_recorded_service(graded):
-    by_service = {s: sum(w.service == s for w in graded.written)
-                  for s in ("crossref", "openalex", "datacite")}
+    by_service = {s: sum(w.service == s for w in graded.written) for s in SERVICES}
     assert sum(by_service.values()) >= 500 and all(by_service.values()), by_service
 
 
@@ -344,7 +379,7 @@ def test_correct_entries_get_no_p0_or_p1(graded):
 
 
 VARIANTS = ("missing co-author", "changed title word", "year three years early", "deposit year",
-            "invented DOI")
+            "invented DOI", "invented arXiv id")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

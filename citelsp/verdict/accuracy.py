@@ -290,8 +290,8 @@ def _preprint_only(venue: str, rs: Sequence[Record]) -> FieldConflict | None:
     contradicted: a note (VENUE_UNCONFIRMED, P2), never a conflict, because the published
     version is often not indexed yet (DESIGN.md §4, decided 2026-12)."""
     if not all(r.is_preprint for r in rs) or any(
-            r.venue and not is_preprint_venue(r.venue) and venues_agree(venue, r.venue)
-            for r in rs):
+            name and not is_preprint_venue(name) and venues_agree(venue, name)
+            for r in rs for name in (r.venue, *r.venue_aliases)):
         return None  # a version of record votes; an arXiv journal reference may confirm
     by_source = tuple((r.source, "a preprint") for r in rs)
     found = "; ".join(dict.fromkeys(f for _, f in by_source))
