@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import unicodedata
 
@@ -347,3 +348,24 @@ def test_csl_items_read_back_as_written(value, person):
         assert (item["title"], item["container-title"], item["volume"]) == (want,) * 3
         assert item["author"] == [{"family": clean_text(person.family),
                                    "given": clean_text(person.given)}, {"literal": want}]
+
+
+@pytest.mark.skipif(not (shutil.which("biber") and shutil.which("bibtex")),
+                    reason="no biber and BibTeX (.ci/run installs TeX Live)")
+def test_biber_and_bibtex_read_the_hostile_entries_as_written(tmp_path):
+    values = [(HOSTILE.title, Person("Smith}", "Jo}hn")), (ORGANIZATION, Person("van Gogh", "V")),
+              ("a \\ ^^5c ~ {b} }x{ $ & % # _ -- '' \"q\" @c", Person("=", ""))]
+    (tmp_path / "in.bib").write_text(written(values), encoding="utf-8")
+    subprocess.run(["biber", "--tool", "--output-format=bibtex", "--output-file=out.bib",
+                    "in.bib"], cwd=tmp_path, capture_output=True, check=True, timeout=120)
+    out = bibtexparser.parse_string((tmp_path / "out.bib").read_text(encoding="utf-8"))
+    assert [e.key for e in out.entries] == ["k0", "k1", "k2"]
+    for e in out.entries:  # biber's own names: journaltitle, and the year it was not given
+        assert {f.key.lower() for f in e.fields} == {"title", "journaltitle", "volume",
+                                                     "pages", "note", "author", "doi"}
+        assert e["DOI"] == "10.1234/" + e.key
+    (tmp_path / "t.aux").write_text("\\relax\n\\citation{*}\n\\bibstyle{plain}\n\\bibdata{in}\n")
+    subprocess.run(["bibtex", "t"], cwd=tmp_path, capture_output=True, timeout=120)
+    log = (tmp_path / "t.blg").read_text(encoding="utf-8", errors="replace")
+    assert "error message" not in log and "I was expecting" not in log
+    assert (tmp_path / "t.bbl").read_text(encoding="utf-8").count("\\bibitem{") == 3
