@@ -18,7 +18,11 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 
-import { candidates, describeAttempts, discover, Discovery, findOnPath, FoundServer } from './discovery';
+import * as os from 'node:os';
+
+import {
+  describeAttempts, discover, Discovery, FoundServer, missingMessage, places, PythonChoice, realMachine,
+} from './discovery';
 import { chosenInterpreter, onInterpreterChange, pythonExtensionInstalled } from './python';
 import { explicitSettings, needsRestart, SECTION, serverSettingSpecs, SettingSpec } from './settings';
 import { Level, StatusModel } from './status';
@@ -112,11 +116,15 @@ class Controller {
 
   private async findServer(): Promise<Discovery> {
     const config = vscode.workspace.getConfiguration(SECTION);
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const list = candidates(
+    const folders = (vscode.workspace.workspaceFolders ?? [])
+      .filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    const python: PythonChoice = pythonExtensionInstalled()
+      ? { installed: true, command: await chosenInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri) }
+      : { installed: false };
+    const list = places(
       { path: config.get<string>('server.path') ?? '', args: config.get<string[]>('server.args') ?? [] },
-      findOnPath('citelsp', process.env.PATH),
-      await chosenInterpreter(folder),
+      realMachine(folders, vscode.workspace.isTrusted, os.homedir()),
+      python,
     );
     return discover(list);
   }
@@ -124,6 +132,7 @@ class Controller {
   private async startNow(): Promise<void> {
     this.render();
     const discovery = await this.findServer();
+    this.output.appendLine(`[discovery] looking for the citelsp server (${new Date().toISOString()})`);
     for (const line of describeAttempts(discovery)) {
       this.output.appendLine(`[discovery] ${line}`);
     }
@@ -135,7 +144,7 @@ class Controller {
     }
     const server = discovery.found;
     this.server = server;
-    this.output.appendLine(`[discovery] citelsp ${server.version} (${server.source}): ` +
+    this.output.appendLine(`[discovery] found citelsp ${server.version} (${server.source}): ` +
       [server.command, ...server.args].join(' '));
     const client = new LanguageClient('citelsp', 'citelsp',
       { command: server.command, args: server.args }, this.clientOptions());
@@ -167,14 +176,11 @@ class Controller {
   }
 
   private async notifyMissing(discovery: Discovery): Promise<void> {
-    const configured = discovery.attempts.find((a) => a.candidate.source === 'setting');
-    const message = configured
-      ? `citelsp: "${configured.candidate.command}" (citelsp.server.path) did not start the ` +
-        `citelsp server: ${configured.error}`
-      : 'citelsp: the citelsp language server was not found. Install it (pipx install citelsp), ' +
-        'or choose a Python interpreter that has it.';
-    const choice = await vscode.window.showErrorMessage(message, 'Install…', 'Choose interpreter…');
-    if (choice === 'Install…') {
+    const choice = await vscode.window.showErrorMessage(missingMessage(discovery),
+      'Install…', 'Choose interpreter…', 'Show what was tried');
+    if (choice === 'Show what was tried') {
+      this.output.show(true);
+    } else if (choice === 'Install…') {
       await vscode.commands.executeCommand('markdown.showPreview', await this.readme());
     } else if (choice === 'Choose interpreter…') {
       if (pythonExtensionInstalled()) {

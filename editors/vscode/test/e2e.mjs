@@ -131,7 +131,7 @@ try {
     await serverPath.fill('/nonexistent/citelsp');
     const toast = page.locator('.notification-toast', { hasText: 'did not start the citelsp server' });
     await toast.first().waitFor();
-    for (const button of ['Install…', 'Choose interpreter…']) {
+    for (const button of ['Install…', 'Choose interpreter…', 'Show what was tried']) {
       await toast.first().locator('.monaco-button', { hasText: button }).waitFor();
     }
     await page.locator('.statusbar-item', { hasText: 'citelsp' }).filter({ hasNotText: 'P0' })
@@ -140,6 +140,13 @@ try {
     if (count !== 1) {
       throw new Error(`${count} notifications`);
     }
+  });
+
+  await check(page, 'the output channel lists what was tried', async () => {
+    await page.locator('.notification-toast .monaco-button', { hasText: 'Show what was tried' })
+      .first().click();
+    await untilText(page.locator('.part.panel'),
+      ['[discovery] citelsp.server.path: /nonexistent/citelsp:', 'ENOENT']);
   });
 
   await check(page, 'a fixed server path starts the server again', async () => {

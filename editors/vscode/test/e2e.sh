@@ -7,13 +7,18 @@
 # restarts into one notification (and a fixed one back into a running server). Screenshots go to test/screenshots/ (git-ignored); timings are
 # printed at the end.
 #
-# Needs root (apt-get) the first time, the npm registry and Debian's packages; nothing else
-# from the network. Every source's base URL points at a closed loopback port, so lookups come
-# out "unreachable" (P2) beside the example's local finding (NO_LOCATOR).
+# citelsp is installed as a writer would: `pip install` of this checkout into a virtual
+# environment of its own (test/.e2e/venv), whose bin folder is put first on the PATH of the
+# shell that starts code-server; every other PATH folder holding a `citelsp` is left out, so
+# the extension can only find the venv's.
 #
-#   bash editors/vscode/test/e2e.sh        # citelsp must be on PATH (pip install -e .)
+# Needs root (apt-get) the first time, the npm and PyPI registries and Debian's packages;
+# nothing else from the network. Every source's base URL points at a closed loopback port, so
+# lookups come out "unreachable" (P2) beside the example's local finding (NO_LOCATOR).
 #
-# CITELSP_E2E_DIR keeps the code-server install between runs (default test/.e2e/).
+#   bash editors/vscode/test/e2e.sh
+#
+# CITELSP_E2E_DIR keeps the code-server install and the venv between runs (default test/.e2e/).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -30,13 +35,23 @@ TIMINGS=()
 step() { TIMINGS+=("$(printf '%-28s %4ds' "$1" $((SECONDS - STEP_START)))"); STEP_START=$SECONDS; }
 STEP_START=$SECONDS
 
-# The extension finds `citelsp` on PATH by itself; else it is given this Python's -m citelsp.
+# citelsp only in a venv: the dependencies once, this checkout (not editable) at every run.
+VENV="$CACHE/venv"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$REPO"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    --force-reinstall "$REPO"
+EDITOR_PATH="$VENV/bin"
+IFS=: read -r -a FOLDERS <<<"$PATH"
+for folder in "${FOLDERS[@]}"; do
+    [ -n "$folder" ] && [ ! -e "$folder/citelsp" ] && EDITOR_PATH="$EDITOR_PATH:$folder"
+done
+found="$(PATH="$EDITOR_PATH" command -v citelsp)"
+[ "$found" = "$VENV/bin/citelsp" ] || { echo "e2e: citelsp found at $found" >&2; exit 2; }
+"$found" --version
+# The server path setting is left empty: the extension finds the venv's citelsp on PATH.
 SERVER_PATH=""
-if ! command -v citelsp >/dev/null; then
-    python3 -m citelsp --version >/dev/null ||
-        { echo "e2e: citelsp is not installed (pip install -e .)" >&2; exit 2; }
-    SERVER_PATH="$(python3 -c 'import sys; print(sys.executable)')"
-fi
+step "citelsp in a venv"
 
 missing=()
 for tool in chromium:chromium rg:ripgrep make:build-essential g++:build-essential; do
@@ -130,7 +145,7 @@ CS_ARGS=(--user-data-dir "$RUN/user" --extensions-dir "$RUN/extensions")
 step "install the .vsix"
 
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$CODE_SERVER" "${CS_ARGS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry \
+PATH="$EDITOR_PATH" "$CODE_SERVER" "${CS_ARGS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
     "$RUN/workspace" > "$RUN/code-server.log" 2>&1 &
 SERVER_PID=$!
