@@ -24,23 +24,10 @@ import {
   describeAttempts, discover, Discovery, FoundServer, missingMessage, places, PythonChoice, realMachine,
 } from './discovery';
 import { chosenInterpreter, onInterpreterChange, pythonExtensionInstalled } from './python';
+import { DOCUMENTS } from './documents';
 import { explicitSettings, needsRestart, SECTION, serverSettingSpecs, SettingSpec } from './settings';
 import { Level, StatusModel } from './status';
 
-const DOCUMENTS = [
-  { scheme: 'file', language: 'markdown' },
-  { scheme: 'file', language: 'quarto' },
-  { scheme: 'file', language: 'rmd' },
-  { scheme: 'file', language: 'latex' },
-  { scheme: 'file', language: 'tex' },
-  { scheme: 'file', language: 'bibtex' },
-  { scheme: 'file', language: 'json' },
-  // CSL-YAML bibliographies (pandoc); other YAML files are passed over by the server.
-  { scheme: 'file', language: 'yaml' },
-  // Without a LaTeX, Quarto or R extension VS Code opens these as plain text.
-  { scheme: 'file', pattern: '**/*.bib' },
-  { scheme: 'file', pattern: '**/*.{qmd,Rmd,rmd,Rnw,rnw}' },
-];
 
 const RUNNING_CONTEXT = 'citelsp.serverRunning';
 /** The server's one-line state, e.g. "offline — 4 references not checked" ("" to clear). */

@@ -145,7 +145,10 @@ CS_ARGS=(--user-data-dir "$RUN/user" --extensions-dir "$RUN/extensions")
 step "install the .vsix"
 
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-PATH="$EDITOR_PATH" "$CODE_SERVER" "${CS_ARGS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry \
+# VSCODE_CLI=1, as `code .` sets it: the editor keeps the PATH of the shell that started it.
+# Without it the VS Code server replaces PATH with a login shell's (Debian's /etc/profile
+# resets root's), which holds no venv: then only the other places can find the server.
+VSCODE_CLI=1 PATH="$EDITOR_PATH" "$CODE_SERVER" "${CS_ARGS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
     "$RUN/workspace" > "$RUN/code-server.log" 2>&1 &
 SERVER_PID=$!
@@ -160,6 +163,15 @@ status=0
 node "$HERE/e2e.mjs" "http://127.0.0.1:$PORT/?folder=$RUN/workspace" "$HERE/screenshots" \
     "$RUN/browser" "$SERVER_PATH" || status=$?
 step "browser checks"
+# The extension's output channel (VS Code keeps a copy under the logs folder) says which
+# server it started: the venv's.
+if ! grep -rhs "\[discovery\] found citelsp" "$RUN/user/logs" | grep -q " $VENV/bin/citelsp\$"; then
+    echo "FAIL the extension did not start $VENV/bin/citelsp:" >&2
+    grep -rhs "\[discovery\]" "$RUN/user/logs" >&2 || echo "(no discovery lines logged)" >&2
+    status=1
+else
+    echo "ok   the extension started $VENV/bin/citelsp"
+fi
 if [ "$status" -ne 0 ]; then
     echo "--- code-server log ---" >&2
     tail -n 40 "$RUN/code-server.log" >&2

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
+import { DOCUMENTS } from '../src/documents';
+
 const ROOT = path.join(__dirname, '..', '..');
 const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
@@ -27,4 +29,23 @@ test('the icon is a PNG of at least 128 pixels square (the Marketplace takes no 
   const height = png.readUInt32BE(20);
   assert.equal(width, height);
   assert.ok(width >= 128, `${width}px`);
+});
+
+test('Quarto, R Markdown and Sweave documents start the extension and reach the server', () => {
+  const events: string[] = manifest.activationEvents;
+  for (const language of ['markdown', 'quarto', 'rmd', 'latex', 'bibtex']) {
+    assert.ok(events.includes(`onLanguage:${language}`), language);
+    assert.ok(DOCUMENTS.some((d) => d.language === language), language);
+  }
+  // Opened as plain text when no Quarto or R extension is installed: by file name.
+  const suffixes = DOCUMENTS.flatMap((d) => {
+    const match = /^\*\*\/\*\.(?:\{([^}]*)\}|(\w+))$/.exec(d.pattern ?? '');
+    return match ? (match[1] ?? match[2]).split(',') : [];
+  });
+  for (const suffix of ['qmd', 'Rmd', 'rmd', 'Rnw', 'bib']) {
+    assert.ok(suffixes.includes(suffix), suffix);
+  }
+  for (const suffix of ['qmd', 'Rmd', 'Rnw', 'bib']) {
+    assert.ok(events.includes(`workspaceContains:**/*.${suffix}`), suffix);
+  }
 });
