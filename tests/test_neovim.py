@@ -48,6 +48,14 @@ REFS = """\
 }
 """
 
+OTHERS = {
+    "chapter.qmd": "---\ntitle: Q\nbibliography: refs.bib\n---\n\n```{python}\nx = 'a@b.org'  # @inchunk\n"
+                   "```\n\nSee @fig-plot and [@he2016deep]; not [@gone2020].\n",
+    "notes.Rmd": "---\noutput: html_document\nbibliography: refs.bib\n---\n\n```{r}\n"
+                 "fit@call  # @inchunk\n```\n\nAs [@he2016deep], `r fit@rank`, not [@gone2020].\n",
+}
+"""Quarto and R Markdown: each cites one missing key (0-based line 9); ``@`` in code is none."""
+
 DOI_URL = "https://doi.org/10.1109/CVPR.2016.90"
 
 SETTINGS = {"offline": True, "minPriority": "P3", "debounceMs": 50}
@@ -237,6 +245,21 @@ local function probe()
   out.messages = _G.citelsp_probe.messages
   out.notifications = _G.citelsp_probe.notifications
 
+  -- Quarto and R Markdown documents: a filetype, the client attached, a dangling citation
+  -- found and no citation read from a code chunk.
+  out.others = {}
+  for _, file in ipairs(params.others) do
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    local seen = { filetype = vim.bo.filetype, codes = {} }
+    seen.attached = vim.wait(limit(), function() return citelsp_client() ~= nil end, 50)
+    vim.wait(limit(), dangling, 50)
+    for _, d in ipairs(vim.diagnostic.get(0)) do
+      table.insert(seen.codes, code_of(d) .. " " .. d.lnum)
+    end
+    out.others[vim.fn.fnamemodify(file, ":t")] = seen
+  end
+  vim.cmd("buffer " .. vim.fn.bufnr("paper.md"))
+
   vim.cmd("CitelspChecklist")
   vim.wait(limit(), function()
     return vim.endswith(vim.api.nvim_buf_get_name(0), "checklist.md")
@@ -270,6 +293,8 @@ def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     paper_dir.mkdir()
     (paper_dir / "paper.md").write_text(PAPER, encoding="utf-8")
     (paper_dir / "refs.bib").write_text(REFS, encoding="utf-8")
+    for name, text in OTHERS.items():
+        (paper_dir / name).write_text(text, encoding="utf-8")
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -292,6 +317,7 @@ def probe_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "hover": _line_col(PAPER, "he2016deep]"),
         "mixed_line": _line_col(PAPER, "absent]")[0],
         "completion_line": "Completion [@",
+        "others": [str(paper_dir / name) for name in OTHERS],
         "report": str(workspace / ".citelsp" / "report.json"),
         "url": DOI_URL,
         "opener_log": str(tmp_path / "opened.txt"),
@@ -407,3 +433,15 @@ def test_neovim_create_entry_offline_says_why_in_a_sentence(probe_result: dict) 
     assert not [m for m in said if "ValueError" in m or "Traceback" in m], said
     why = [m for m in probe_result["messages"] if "no entry was created for 'absent'" in m]
     assert why and "10.1038/nature14539" in why[0] and "offline" in why[0], said
+
+
+def test_neovim_checks_quarto_and_r_markdown(probe_result: dict) -> None:
+    """Neovim 0.7 gives .qmd no filetype: the plugin sets ``quarto`` so the client attaches."""
+    others = probe_result["others"]
+    assert others["chapter.qmd"]["filetype"] == "quarto"
+    assert others["notes.Rmd"]["filetype"] == "rmd"
+    for name, seen in others.items():
+        assert seen["attached"] is True, name
+        assert seen["codes"].count("DANGLING_CITATION 9") == 1, (name, seen)
+        # Nothing from the code chunk (lines 6-8): only the prose line has diagnostics.
+        assert all(code.endswith(" 9") for code in seen["codes"]), (name, seen)

@@ -295,6 +295,17 @@ function M.setup(opts)
     return
   end
   local group = vim.api.nvim_create_augroup("citelsp", { clear = true })
+  -- Neovim before 0.9 has no filetype for Quarto: .qmd files got none, so no FileType event.
+  vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, {
+    group = group,
+    pattern = "*.qmd",
+    callback = function(args)
+      if vim.bo[args.buf].filetype == "" then
+        vim.bo[args.buf].filetype = "quarto"
+        vim.bo[args.buf].syntax = "markdown"
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     pattern = config.filetypes,
