@@ -49,8 +49,9 @@ REFS = """\
 """
 
 OTHERS = {
-    "chapter.qmd": "---\ntitle: Q\nbibliography: refs.bib\n---\n\n```{python}\nx = 'a@b.org'  # @inchunk\n"
-                   "```\n\nSee @fig-plot and [@he2016deep]; not [@gone2020].\n",
+    "chapter.qmd": "---\ntitle: Q\nbibliography: refs.bib\n---\n\n```{python}\n"
+                   "x = 'a@b.org'  # @inchunk\n```\n\n"
+                   "See @fig-plot and [@he2016deep]; not [@gone2020].\n",
     "notes.Rmd": "---\noutput: html_document\nbibliography: refs.bib\n---\n\n```{r}\n"
                  "fit@call  # @inchunk\n```\n\nAs [@he2016deep], `r fit@rank`, not [@gone2020].\n",
 }
