@@ -395,6 +395,7 @@ def test_neovim_checkhealth_reports_server_version_and_bibliographies(
     report = "\n".join(probe_result["health"])
     assert "citelsp: server" in report
     assert f"version: {__version__}" in report
+    assert "xdg-open: " in report  # the stand-in on PATH
     assert "ERROR" not in report, report
     workspace = Path(probe_result["workspace"])
     assert "named by paper.md:" in report

@@ -19,7 +19,7 @@ local function server(opts)
   local path = vim.fn.exepath(program)
   if path == "" then
     error(("'%s' is not an executable on PATH"):format(program), {
-      "pipx install citelsp (or pip install --user citelsp)",
+      "pipx install /path/to/citelsp (citelsp is not on PyPI yet: install it from a checkout)",
       'or point `cmd` at it: setup({ cmd = { "/path/to/venv/bin/python", "-m", "citelsp" } })',
     })
     return
@@ -155,9 +155,25 @@ local function bibliographies(opts)
   listed(root, found)
 end
 
+-- The program "open the DOI" and the other link actions hand links to (Linux and BSD).
+local function opener()
+  if vim.fn.has("mac") == 1 or vim.fn.has("win32") == 1 then
+    return
+  end
+  start("citelsp: links")
+  local path = vim.fn.exepath("xdg-open")
+  if path ~= "" then
+    ok(("xdg-open: %s"):format(path))
+  else
+    warn("no xdg-open: the link actions put the link in a register (+, or \" without a "
+      .. "clipboard) instead of opening it", { "sudo apt install xdg-utils" })
+  end
+end
+
 function M.check()
   local opts = require("citelsp").options()
   server(opts)
+  opener()
   clients(opts)
   bibliographies(opts)
 end
