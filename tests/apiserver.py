@@ -20,7 +20,9 @@ Anything else unrouted answers 404 with a body that names the request, and is ke
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -125,13 +127,18 @@ class ApiServer:
         self.delay = 0.0
         """Seconds every answer waits (a slow server for timing tests)."""
         self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._port = 0
+        """The port of the first ``start``: a server stopped and started again (a network
+        that goes down and comes back) listens where its clients were pointed."""
 
     def start(self) -> ApiServer:
         self._stopping.clear()
-        self._httpd = _Server((self.host, 0), _Handler)
+        self._httpd = _Server((self.host, self._port), _Handler)
+        self._port = self._httpd.server_address[1]
         self._httpd.api = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -140,11 +147,18 @@ class ApiServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening and cut the connections clients keep alive (a network that goes
+        down leaves none working)."""
         self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+        with self._lock:
+            open_connections, self._connections = self._connections, set()
+        for connection in open_connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> ApiServer:
         return self.start()
@@ -326,6 +340,19 @@ def load_default_routes(server: ApiServer) -> ApiServer:
     return server
 
 
+def add_empty_searches(server: ApiServer) -> ApiServer:
+    """Catch-all title searches answered with recorded bodies that match nothing a test
+    cites (add them before ``load_default_routes``, whose recorded searches win)."""
+    server.add("crossref", "GET", "/works",
+               body=fixture("crossref/search/title_askldjrq3rjaw938h.json"))
+    server.add("openalex", "GET", "/works", body=fixture(
+        "openalex/search/title_PaperQA_Retrieval-Augmented_Generative_Agent_for_Scientific"
+        "_Research.json"))
+    server.add("semantic_scholar", "GET", "/paper/search",
+               body=fixture("semantic_scholar/search/n0_r3sult_s3arch_t3rm.json"))
+    return server
+
+
 def _json_or_none(body: bytes) -> Any:
     try:
         return json.loads(body)
@@ -360,6 +387,16 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.api._lock:
+            self.server.api._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.api._lock:
+            self.server.api._connections.discard(self.connection)
+        super().finish()
 
     def do_GET(self) -> None:
         self._serve()

@@ -101,7 +101,7 @@ def test_offline_says_so_fast_and_exits_three(tmp_path):
     assert done.returncode == 3, done.stderr
     assert "the network is down" in done.stderr
     assert "1 of 1 reference could not be checked (offline)" in done.stdout
-    assert "P2 UNREACHABLE fake" in done.stdout and "offline, and no cached answer" in done.stdout
+    assert "P2 UNREACHABLE fake" in done.stdout and "offline, no cached answer" in done.stdout
     never = citelsp("check", "paper.md", "--fail-on", "never", cwd=tmp_path, env=offline_env())
     assert never.returncode == 0
     hook = citelsp("check", "paper.md", "--allow-unchecked", cwd=tmp_path, env=offline_env())

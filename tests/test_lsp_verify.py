@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.apiserver import ApiServer, fixture, load_default_routes
+from tests.apiserver import ApiServer, add_empty_searches, fixture, load_default_routes
 from tests.lsp_session import codes, lsp_session, open_file, wait_until
 
 REAL_DOI = "10.1038/s42256-024-00832-8"
@@ -110,14 +110,7 @@ def hostile_record() -> str:
 
 @pytest.fixture
 def api() -> ApiServer:
-    server = ApiServer().start()
-    # Catch-all searches first: recorded real answers that match nothing cited here.
-    server.add("crossref", "GET", "/works",
-               body=fixture("crossref/search/title_askldjrq3rjaw938h.json"))
-    server.add("openalex", "GET", "/works", body=fixture(
-        "openalex/search/title_PaperQA_Retrieval-Augmented_Generative_Agent_for_Scientific_Research.json"))
-    server.add("semantic_scholar", "GET", "/paper/search",
-               body=fixture("semantic_scholar/search/n0_r3sult_s3arch_t3rm.json"))
+    server = add_empty_searches(ApiServer().start())
     load_default_routes(server)
     for endpoint, path in (("crossref", "/works/10.9999/down.1"),
                            ("openalex", "/works/doi:10.9999/down.1"),
@@ -541,7 +534,12 @@ async def test_commands_checklist_export_reverify_and_clear_cache(workspace, env
         before = api.count(path_contains=FAKE_DOI)
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command="citelsp.reverify", arguments=["fake"]))
-        await wait_until(lsp, lambda c: api.count(path_contains=FAKE_DOI) > before)
+
+        async def asked_again() -> None:  # the verdict stays: no new diagnostics to wait for
+            while api.count(path_contains=FAKE_DOI) <= before:
+                await lsp.wait_for_notification(types.PROGRESS)
+
+        await asyncio.wait_for(asked_again(), 30)
         await wait_until(lsp, verified(bib, "fake"))
 
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
@@ -641,7 +639,7 @@ async def test_offline_shows_cached_verdicts_and_one_message(workspace, env, api
         down = [d for d in lsp.diagnostics[bib] if d.message.startswith("down:")]
         assert [(d.code, d.severity) for d in down] == [
             ("UNREACHABLE", types.DiagnosticSeverity.Information)], "not checked, and says so"
-        assert "offline, and no cached answer" in down[0].message
+        assert "offline, no cached answer" in down[0].message
         assert "citelsp: offline — 1 reference not checked" in [
             m.message for m in lsp.log_messages]
     assert len(api.requests) == before

@@ -42,6 +42,11 @@ class Answered:
 
     key: str
     complete: bool = True
+    unchecked: None = None
+
+    @property
+    def wants_network(self) -> bool:
+        return not self.complete
 
 
 def library(n: int):
@@ -104,6 +109,8 @@ async def test_a_long_pass_lets_handlers_in_after_every_turn(monkeypatch):
 class Resolved:
     key: str
     outcomes: dict = field(default_factory=dict)
+    unchecked: None = None
+    wants_network: bool = False
 
 
 class Resolving(CachedOnly):

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 from citelsp.resolution.cache import AnswerCache
 from citelsp.resolution.identifiers import ReferenceIds
-from citelsp.resolution.outcome import Answer, Found, Outcome, Retraction, Unreachable
+from citelsp.resolution.outcome import (
+    Answer,
+    Found,
+    NotChecked,
+    Outcome,
+    Retraction,
+    Unreachable,
+    not_checked,
+)
 from citelsp.resolution.sources import Sources
 
 if TYPE_CHECKING:
@@ -103,6 +111,17 @@ class Resolution:
     cache_stale_advisory: bool = False
     complete: bool = True
     """False when an offline resolution lacked a cached answer it needed."""
+
+    @property
+    def unchecked(self) -> NotChecked | None:
+        """Why no source answered for this reference, if none did (``not_checked``)."""
+        return not_checked(self.outcomes)
+
+    @property
+    def wants_network(self) -> bool:
+        """Whether asking again when the network is back could tell more: an answer was
+        missing offline, or no source answered."""
+        return not self.complete or self.unchecked is not None
 
 
 async def ask(ctx: Context, resolver: str, form: str, query: str,

@@ -6,6 +6,7 @@ reference (DESIGN.md §8), so two entries citing one DOI are judged separately.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import lru_cache
@@ -15,6 +16,10 @@ from citelsp.documents.model import Person
 
 Status = Literal["matched", "unmatched", "unreachable", "skipped"]
 QueriedBy = Literal["id", "title"] | None
+Unchecked = Literal["offline", "outage", "budget", "pending"]
+"""Why a source gave no answer: offline (not asked, nothing cached), outage (asked: a network
+error, a refusal, a malformed body), budget (not asked: the day's budget for it is spent),
+pending (not asked yet). Every front end says "not checked: KIND" from this one word."""
 
 
 @dataclass(frozen=True)
@@ -124,9 +129,11 @@ class NotFound:
 
 @dataclass(frozen=True)
 class Unreachable:
-    """No usable answer: outage, timeout, rate limit, policy refusal, malformed body."""
+    """No usable answer: outage, timeout, rate limit, policy refusal, malformed body; or,
+    with ``kind`` "budget", not asked because the day's budget for the source is spent."""
 
     reason: str
+    kind: Unchecked = "outage"
 
 
 @dataclass(frozen=True)
@@ -192,13 +199,43 @@ class Outcome:
     url: str | None = None
     """Where a human can see what the source has (a search or record page)."""
     details: dict = field(default_factory=dict)
+    unchecked: Unchecked | None = None
+    """Why this source gave no answer, when it was wanted and gave none (``Unchecked``)."""
+
+
+UNCHECKED_ORDER: tuple[Unchecked, ...] = ("budget", "outage", "offline", "pending")
+"""The most telling reason first: a spent budget or an outage says more than "offline"."""
+
+
+@dataclass(frozen=True)
+class NotChecked:
+    """Why a reference is not checked: no source answered for it, and some that were wanted
+    could not be asked or did not answer."""
+
+    kind: Unchecked
+    resolvers: tuple[str, ...]
+    """The sources that gave no answer for that reason."""
+
+
+def not_checked(outcomes: Mapping[str, Outcome]) -> NotChecked | None:
+    """``NotChecked`` when no source answered (matched or not) and one could not be asked
+    or did not answer; None when a source answered or none was wanted (a manual entry)."""
+    kinds: dict[str, list[str]] = {}
+    for name, o in outcomes.items():
+        if o.status in ("matched", "unmatched"):
+            return None
+        if o.unchecked is not None:
+            kinds.setdefault(o.unchecked, []).append(name)
+    kind = next((k for k in UNCHECKED_ORDER if k in kinds), None)
+    return None if kind is None else NotChecked(kind, tuple(kinds[kind]))
 
 
 @lru_cache(maxsize=1024)
-def skipped(resolver: str, why: str, reason: str | None = None, searchable: bool = False
-            ) -> Outcome:
-    """A source not asked, and why (``searchable``: a title search may still run). Shared by
-    every reference with the same one: most outcomes of a large library are one of a few
-    dozen of these, and reports render each once. So it is never changed once made."""
+def skipped(resolver: str, why: str, reason: str | None = None, searchable: bool = False,
+            unchecked: Unchecked | None = None) -> Outcome:
+    """A source not asked, and why (``searchable``: a title search may still run;
+    ``unchecked``: it was wanted, and could not be asked). Shared by every reference with the
+    same one: most outcomes of a large library are one of a few dozen of these, and reports
+    render each once. So it is never changed once made."""
     return Outcome(resolver, "skipped", None, why, reason=reason,
-                   details={"searchable": searchable})
+                   details={"searchable": searchable}, unchecked=unchecked)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
+from datetime import date
 from typing import Any
 
 from citelsp import links
@@ -45,6 +46,7 @@ from citelsp.resolution.outcome import (
     NotFound,
     Outcome,
     Record,
+    Unchecked,
     Unreachable,
     skipped,
 )
@@ -127,6 +129,9 @@ class _Run:
             summary = f"{asked.via}: {summary}"
             extra["details"] = {**extra.get("details", {}), "snapshot": asked.via}
         outcome = Outcome(resolver, status, queried_by, summary, **extra)
+        if status == "unreachable":
+            answer = asked.answer if asked is not None else None
+            outcome.unchecked = answer.kind if isinstance(answer, Unreachable) else "outage"
         if asked is not None:
             outcome.checked_at = asked.checked_at
             outcome.from_cache = asked.from_cache
@@ -150,7 +155,9 @@ class _Run:
         return next((o for o in found if o is not None and o.status == "matched"), None)
 
     def offline_skip(self, resolver: str) -> None:
-        self.skip(resolver, "offline: no cached answer")
+        if resolver not in self.outcomes:
+            self.outcomes[resolver] = skipped(resolver, "offline: no cached answer",
+                                              unchecked="offline")
 
     # -- the plan --------------------------------------------------------------------------
 
@@ -621,3 +628,14 @@ def _why(answer: Answer | None) -> str:
 
 async def resolve_reference(ref: Reference, ctx: Context) -> Resolution:
     return await _Run(ref, ctx).run()
+
+
+def unchecked_resolution(ref: Reference, kind: Unchecked, why: str) -> Resolution:
+    """The resolution of a reference no source was asked about (yet): every source skipped
+    for ``why``, so it is judged, shown and listed as "not checked" like any other."""
+    if ref.work.manual:
+        outcomes = {name: skipped(name, "manual entry: not checked automatically")
+                    for name in RESOLVERS}
+    else:
+        outcomes = {name: skipped(name, why, unchecked=kind) for name in RESOLVERS}
+    return Resolution(ref.key, identifiers_of(ref, date.today()), outcomes, complete=False)

@@ -18,7 +18,14 @@ from citelsp.documents.model import Work
 from citelsp.documents.text import is_generic_title
 from citelsp.documents.works import graded_as_paper
 from citelsp.resolution.identifiers import ReferenceIds
-from citelsp.resolution.outcome import FieldConflict, Outcome, Record, Retraction
+from citelsp.resolution.outcome import (
+    FieldConflict,
+    NotChecked,
+    Outcome,
+    Record,
+    Retraction,
+    not_checked,
+)
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.reasons import REASONS, priority_rank
@@ -191,6 +198,8 @@ class _Findings:
                     " correct the identifier from the matched record"
                 )
             text += "."
+        elif code == "UNREACHABLE":  # the detail says what could not be asked, and why
+            text += f" \u2014 {_PENDING}."
         elif info.priority is not None:
             text += f" \u2014 {_PENDING}. {self.tried}."
         self.items[(code, where)] = Finding(code, info.priority, where, text)
@@ -337,14 +346,18 @@ def build_judgement(
     )
 
 
-def _not_asked(outcomes: Mapping[str, Outcome]) -> str:
-    """Why no source answered: "not checked: offline", or what each source said."""
-    unreachable = [o.summary for o in outcomes.values() if o.status == "unreachable"]
-    if unreachable:
-        return "; ".join(dict.fromkeys(unreachable))
-    if any(o.summary.startswith("offline") for o in outcomes.values()):
-        return "offline, and no cached answer"
-    return ""
+def unchecked_words(unchecked: NotChecked) -> str:
+    """"offline, no cached answer", "outage: Crossref and OpenAlex unreachable": why a
+    reference is not checked, in the words of every front end."""
+    if unchecked.kind == "offline":
+        return "offline, no cached answer"
+    if unchecked.kind == "pending":
+        return "not looked up yet"
+    names = [LABELS.get(r, r) for r in unchecked.resolvers]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    if unchecked.kind == "budget":
+        return f"today's budget spent: {listed}"
+    return f"outage: {listed} unreachable"
 
 
 def _no_match_reasons(
@@ -370,7 +383,9 @@ def _no_match_reasons(
     answered = sum(o.status in ("matched", "unmatched") for o in outcomes.values())
     generic = bool(work.title) and is_generic_title(work.title or "")
     if answered == 0:
-        found.add("UNREACHABLE", None, _not_asked(outcomes))
+        unchecked = not_checked(outcomes)
+        found.add("UNREACHABLE", None, "no source could be asked" if unchecked is None
+                  else unchecked_words(unchecked))
     if generic:
         found.add("GENERIC_TITLE", None, f"\u201c{work.title}\u201d")
     if near:

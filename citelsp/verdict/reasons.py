@@ -197,7 +197,7 @@ _TABLE: tuple[tuple[str, str, str, str | None, str], ...] = (
     (
         "UNREACHABLE",
         "P2",
-        "No index could be asked (offline, outage or not configured)",
+        "Not checked",
         None,
         "Re-verify when online, or check the work by hand.",
     ),

@@ -39,9 +39,18 @@ NEAR_CURSOR = 8
 the cursor, an edited entry) are shown at once; the rest at the throttled pace."""
 UNREACHABLE_STREAK = 5
 """All-unreachable resolutions in a row after which verification stops going to the network."""
+PROBE_FIRST_S = 2.0
+PROBE_MAX_S = 60.0
+"""While the network is down, whether it is back is tried after ``PROBE_FIRST_S``, then at
+twice the interval each time, at most every ``PROBE_MAX_S``: one connection, no request."""
+STATUS_DELAY_S = 0.25
+"""The status is worked out at most this often (it counts every wanted reference)."""
+STATUS_WORDS = {"budget": "budget spent", "outage": "sources unreachable",
+                "offline": "offline", "pending": "offline"}
 OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts only"
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
-                        "checks and cached verdicts only (run 'citelsp.reverify' to retry)")
+                        "checks and cached verdicts only; what was not checked is checked "
+                        "when the network is back")
 
 
 class Listener:
@@ -88,6 +97,13 @@ class Verifier:
         self._wanted: list[Reference] = []
         self._unreachable_streak = 0
         self._told: set[str] = set()
+        self._wanted_ids: dict[str, Reference] = {}
+        """The identities of the last ``want``, with one reference each."""
+        self._entries: dict[str, int] = {}
+        """How many entries share each wanted identity (two copies of one entry)."""
+        self._probing: asyncio.Task | None = None
+        self._probe_delay = PROBE_FIRST_S
+        self._status_timer: asyncio.TimerHandle | None = None
         self._preparing: asyncio.Task | None = None
         """``Engine.prepare`` of the current engine (kept referenced until it is done)."""
 
@@ -100,6 +116,7 @@ class Verifier:
         await self.close()
         self._drop_incomplete()
         self._unreachable_streak = 0
+        self._probe_delay = PROBE_FIRST_S
         self.offline = settings.offline
         self.engine = Engine(settings) if settings.verify else None
         if self.engine is not None:  # a task of its own: configuring does not wait for it
@@ -111,6 +128,9 @@ class Verifier:
 
     async def close(self) -> None:
         self.cancel_all()
+        if self._probing is not None:
+            self._probing.cancel()
+            self._probing = None
         if self.engine is not None:
             await self.engine.aclose()
             self.engine = None
@@ -155,13 +175,18 @@ class Verifier:
         if engine is None:
             return
         ordered: dict[str, Reference] = {}
+        entries: dict[str, set[int]] = {}
         turns = _Turns()
         for ref in refs:
             if turns.due():  # identities decode titles: stay responsive
                 await turns.give()
                 if self.engine is not engine:
                     return
-            ordered.setdefault(self.identity(ref), ref)
+            identity = self.identity(ref)
+            ordered.setdefault(identity, ref)
+            entries.setdefault(identity, set()).add(id(ref))
+        self._wanted_ids = ordered
+        self._entries = {i: len(found) for i, found in entries.items()}
         for identity in [i for i in self._queued if i not in ordered]:
             self._queued.pop(identity, None)
         for identity, task in list(self._running.items()):
@@ -179,7 +204,7 @@ class Verifier:
         heapq.heapify(self._queue)
         if fresh_cached:
             self.listener.results_arrived(True)  # the cached pass is over: show it now
-        self._say_status(ordered)
+        self._say_status()
         self._start()
 
     async def _cached_pass(self, engine: Engine, ordered: dict[str, Reference]) -> bool | None:
@@ -212,15 +237,42 @@ class Verifier:
                 self._start()
         return fresh_cached
 
-    def _say_status(self, wanted: dict[str, Reference]) -> None:
-        """Offline, say how many wanted references could not be checked (once per change)."""
-        unchecked = sum(1 for i in wanted if (r := self.results.get(i)) is not None
-                        and not r.complete)
-        status = (f"offline — {unchecked} reference{'s' if unchecked != 1 else ''} not checked"
-                  if self.offline and unchecked else "")
+    def _status_soon(self) -> None:
+        if self._status_timer is None:
+            self._status_timer = asyncio.get_running_loop().call_later(
+                STATUS_DELAY_S, self._say_status)
+
+    def _say_status(self) -> None:
+        """Say how many wanted references are not checked, and why (once per change):
+        "offline — 18 references not checked"; nothing when every one was checked."""
+        if self._status_timer is not None:
+            self._status_timer.cancel()
+            self._status_timer = None
+        kinds: dict[str, int] = {}
+        for identity in self._wanted_ids:
+            result = self.results.get(identity)
+            if result is not None and (unchecked := self.unchecked(result)) is not None:
+                kinds[unchecked] = kinds.get(unchecked, 0) + self._entries.get(identity, 1)
+        unchecked = sum(kinds.values())
+        if not unchecked:
+            status = ""
+        else:
+            words = STATUS_WORDS[max(kinds, key=kinds.__getitem__)]
+            if self._probing is not None and not self._probing.done():
+                words += ", retrying"
+            status = f"{words} — {unchecked} reference{'s' if unchecked != 1 else ''} not checked"
         if status != self._status:
             self._status = status
             self.listener.status(status)
+
+    @staticmethod
+    def unchecked(resolution: Resolution) -> str | None:
+        """Why ``resolution`` leaves its reference not checked (offline, outage, budget), if
+        it does."""
+        found = resolution.unchecked
+        if found is not None:
+            return found.kind
+        return None if resolution.complete else "offline"
 
     async def verify_now(self, refs: Iterable[Reference], *, refresh: bool = False) -> None:
         """Resolve every reference and wait (the command line): offline, from cached answers
@@ -251,14 +303,17 @@ class Verifier:
         self.listener.end(f"Verified {len(todo)} references")
 
     def reverify(self, refs: Iterable[Reference]) -> None:
-        """Resolve these again now, bypassing the cache (not while offline)."""
+        """Resolve these again now, bypassing the cache (not while offline); each shows its
+        verdict until the new one comes, and keeps it if no source can be reached."""
         if self.engine is None or self.offline:
+            if self.engine is not None and self.engine.settings.offline:
+                self._tell("citelsp: offline mode is on (citelsp.offline): nothing is "
+                           "looked up until it is off")
             return
         for ref in refs:
             identity = self.identity(ref)
             if identity in self._running:
                 self._running[identity].cancel()
-            self.results.pop(identity, None)
             if identity not in self._queued:
                 self._total += 1
             self._queued[identity] = ref
@@ -272,6 +327,7 @@ class Verifier:
         self._queued.clear()
         for task in self._running.values():
             task.cancel()
+        self._running.clear()  # not left for the workers to do: a pass may follow at once
         for worker in self._workers:
             worker.cancel()
         self._workers.clear()
@@ -281,23 +337,57 @@ class Verifier:
 
     def go_offline(self) -> None:
         """Stop going to the network (it is down): what was queued is answered from the cache
-        and shown as not checked where the cache has nothing."""
+        and shown as not checked where the cache has nothing, and whether the network is
+        back is tried now and then (``PROBE_FIRST_S``)."""
         self.offline = True
         self.cancel_all("Offline: no source reachable")
         if self._wanted:
             task = asyncio.get_running_loop().create_task(self.want(self._wanted))
             self._passes.add(task)
             task.add_done_callback(self._passes.discard)
+        self._probe_soon()
+        self._status_soon()
+
+    def _probe_soon(self) -> None:
+        """Find out, backing off, when the network is back (``_probe``), unless offline by
+        choice or already at it."""
+        if self.engine is None or self.engine.settings.offline:
+            return
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.get_running_loop().create_task(self._probe(self.engine))
+
+    async def _probe(self, engine: Engine) -> None:
+        """Try to connect after ``_probe_delay``, twice as long each time; once a connection
+        opens, check again what could not be checked (``back_online``)."""
+        while self.engine is engine:
+            await asyncio.sleep(self._probe_delay)
+            self._probe_delay = min(self._probe_delay * 2, PROBE_MAX_S)
+            if self.engine is engine and await engine.probe() is None:
+                log.info("the network is back: checking again what was not checked")
+                self._probing = None
+                self.back_online()
+                return
 
     def back_online(self) -> None:
-        """Go to the network again (re-verify): references not checked offline are looked up."""
-        if self.engine is not None and not self.engine.settings.offline:
-            self.offline = False
-            self._drop_incomplete()
-            self._unreachable_streak = 0
+        """Go to the network again (it is back, or a re-verify asks): the wanted references
+        that could not be checked are looked up, and show what they showed until their new
+        verdict comes."""
+        if self.engine is None or self.engine.settings.offline:
+            return
+        self.offline = False
+        self._unreachable_streak = 0
+        again = [(i, ref) for i, ref in self._wanted_ids.items()
+                 if (r := self.results.get(i)) is not None and r.wants_network
+                 and i not in self._queued and i not in self._running]
+        for rank, (identity, ref) in enumerate(again):
+            self._total += 1
+            self._queued[identity] = ref
+            heapq.heappush(self._queue, (rank, next(self._seq), identity, False))
+        self._start()
+        self._say_status()
 
     def _drop_incomplete(self) -> None:
-        self.results = {i: r for i, r in self.results.items() if r.complete}
+        self.results = {i: r for i, r in self.results.items() if not r.wants_network}
 
     def _watch(self, resolution: Resolution) -> None:
         """After a live result: say once when OpenAlex wants a key, and stop going to the
@@ -309,8 +399,12 @@ class Verifier:
         if all(o.status in ("unreachable", "skipped") for o in outcomes) and any(
                 o.status == "unreachable" for o in outcomes):
             self._unreachable_streak += 1
+            self._status_soon()
+            if self.unchecked(resolution) == "outage":  # not a spent budget: retry later
+                self._probe_soon()
         else:
             self._unreachable_streak = 0
+            self._probe_delay = PROBE_FIRST_S  # a source answered: the network works
         if self._unreachable_streak >= UNREACHABLE_STREAK:
             self.go_offline()
             self._tell(NETWORK_DOWN_MESSAGE)
@@ -364,7 +458,11 @@ class Verifier:
             task = asyncio.ensure_future(engine.resolve(ref, refresh=refresh))
             self._running[identity] = task
             try:
-                resolution = self.results[identity] = await task
+                resolution = await task
+                known = self.results.get(identity)
+                if resolution.wants_network and known is not None and not known.wants_network:
+                    resolution = known  # a re-verify that reached no source: the verdict stays
+                self.results[identity] = resolution
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():
                     raise
@@ -373,7 +471,8 @@ class Verifier:
                 log.exception("verification of %s failed", ref.key)
                 continue
             finally:
-                self._running.pop(identity, None)
+                if self._running.get(identity) is task:
+                    del self._running[identity]
             self._done += 1
             if self._resolved is not None:
                 try:
@@ -383,6 +482,8 @@ class Verifier:
             self.listener.report(self._done, self._total)
             self.listener.results_arrived(urgent=near)  # where the writer looks: show it now
             self._watch(resolution)
+            if self._status:  # a reference not checked before may be now
+                self._status_soon()
         if not self._running and not self._queued and self._total:
             self.listener.end(f"Verified {self._done} references")
             self._done = self._total = 0
