@@ -31,10 +31,13 @@ from typing import Any
 import pytest
 
 from citelsp.documents.csl import parse_csl_json
+from citelsp.documents.model import Person, Work
 from citelsp.resolution import arxiv, crossref, datacite, openalex
 from citelsp.resolution.asking import Context
 from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
+from citelsp.resolution.records import person_from_name
 from citelsp.resolution.resolve import resolve_reference
+from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.judge import judge
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
@@ -425,3 +428,59 @@ def test_inline_markup_is_dropped_without_splitting_the_word_it_sits_in():
         "10.14814/phy2.12263")
     assert crossref.parse_work(work).title == (
         "Ost\u03b1\u2212/\u2212mice are not protected from western diet-induced weight gain")
+
+
+# --- Classes seen in the recorded bodies of fixtures/api (the team's earlier corpus) ----------
+
+API = REAL.parent / "api"
+
+
+def _api(path: str) -> dict:
+    return json.loads((API / path).read_text())
+
+
+def _cited(record: Record, **fields: Any) -> dict[str, str]:
+    """The accuracy conflicts of a citation of ``record`` with ``fields`` (field → reason)."""
+    work = Work(**{"title": record.title, "authors": record.authors, **fields})
+    return {c.field: c.reason for c in accuracy_conflicts(work, "article", (record,))}
+
+
+def test_a_buddhist_era_year_is_the_same_year_as_its_gregorian_one():
+    """A Thai thesis whose DataCite record gives publicationYear 2549 (2006)."""
+    record = datacite.parse_doi(_api("datacite/10.14457_kmitl.res.2006.17.json"))
+    assert record.years == (2549,)
+    for year in (2006, 2549, 2007):
+        assert "year" not in _cited(record, year=year), year
+    assert _cited(record, year=2010)["year"] == "METADATA_CONFLICT"
+    assert _cited(record, year=2553)["year"] == "METADATA_CONFLICT"  # 2010 in the Thai era
+
+
+def test_several_people_in_one_datacite_creator_are_several_authors():
+    """Dataverse and UCSF deposits put every author in one ``name``, split by semicolons,
+    sometimes with affiliations in brackets."""
+    record = datacite.parse_doi(_api("datacite/10.7272_q63x84km.json"))
+    assert [p.family for p in record.authors] == [
+        "Cardenas", "Samuelson", "Lenoci", "Studholme", "Neylan", "Marmar", "Schuff", "Weiner"]
+    assert "author" not in _cited(record)
+    assert _cited(record, authors=record.authors[:2])["author"] == "METADATA_CONFLICT"
+    record = datacite.parse_doi(_api("datacite/10.7910_dvn_eqtqyo.json"))
+    assert [(p.family, p.given) for p in record.authors] == [
+        ("Enos", "Ryan"), ("Fowler", "Anthony"), ("Vavreck", "Lynn")]
+
+
+def test_cjk_display_names_are_family_name_first():
+    """OpenAlex writes Japanese authors' names in kanji, family name first: 宮地 元彦."""
+    record = openalex.parse_work(_api("openalex/10.7600_jspfsm.56.60.json"))
+    assert [(p.family, p.given) for p in record.authors] == [("宮地", "元彦"), ("山元", "健太")]
+    assert "author" not in _cited(record, authors=(Person("宮地", "元彦"), Person("山元", "健太")))
+
+
+@pytest.mark.parametrize(("name", "family"), [
+    ("С. В. Кондратенко", "Кондратенко"),  # as OpenAlex shows it (fixtures/real/openalex)
+    ("Кондратенко Сергей Владимирович", "Кондратенко"),  # Family Given Patronymic
+    ("Сергей Владимирович Кондратенко", "Кондратенко"),
+    ("Роман Аркадьевич Абрамович", "Абрамович"),  # a family name that looks like a patronymic
+    ("Jan van der Berg", "van der Berg"),
+])
+def test_display_name_order(name, family):
+    assert person_from_name(name).family == family

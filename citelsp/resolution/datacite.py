@@ -6,15 +6,18 @@ is the authoritative source for DataCite DOIs (DESIGN.md §4 routing).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from citelsp import links
 from citelsp.config import Settings
+from citelsp.documents.model import Person
 from citelsp.resolution import records as r
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 SOURCE = "datacite"
+_AFFILIATION = re.compile(r"\s*\([^()]*\)")
 
 
 class DataCiteClient:
@@ -55,7 +58,8 @@ def parse_doi(body: Any) -> Record:
         title=mains[0] if mains else None,
         titles=r.title_variants(mains, subtitles),
         short_titles=r.main_titles(mains),
-        authors=r.people(attributes.get("creators"), _creator),
+        authors=tuple(p for entry in r.items(attributes.get("creators"), "creators")
+                      for p in _creator(entry)),
         years=r.unique([r.year(attributes.get("publicationYear"))]),
         venue=r.shown(container.get("title")),
         issns=_issns(container, attributes),
@@ -72,13 +76,18 @@ def parse_doi(body: Any) -> Record:
     )
 
 
-def _creator(entry: Any):
+def _creator(entry: Any) -> list[Person]:
+    """One creator, or the several people some repositories put in one ``name``
+    (``Cardenas, Valerie ; Samuelson, Kristin``, affiliations in brackets dropped)."""
     entry = r.mapping(entry, "creator")
     if entry.get("nameType") == "Organizational":
-        return r.person(entry.get("name"), literal=True)
-    if entry.get("familyName"):
-        return r.person(entry["familyName"], entry.get("givenName"))
-    return r.person_from_name(entry.get("name"))
+        found = [r.person(entry.get("name"), literal=True)]
+    elif entry.get("familyName"):
+        found = [r.person(entry["familyName"], entry.get("givenName"))]
+    else:
+        name = r.shown(entry.get("name")) or ""
+        found = [r.person_from_name(_AFFILIATION.sub("", part)) for part in name.split(";")]
+    return [p for p in found if p]
 
 
 def _issns(container: dict, attributes: dict) -> tuple[str, ...]:

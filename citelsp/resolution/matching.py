@@ -120,11 +120,28 @@ def first_author_conflict(work: Work, record: Record) -> bool:
     return not same_person(cited, found)
 
 
+BUDDHIST_ERA = range(2400, 2701)
+"""Years of the Thai solar calendar (Buddhist era, 543 years ahead) a record or an entry may
+give: 2549 is 2006. No Gregorian publication year is that far in the future."""
+
+
+def common_era(year: int) -> int:
+    """The Gregorian year of ``year``, which may be a Buddhist-era year (a Thai thesis's 2549
+    and a citation's 2006 are the same year, not a conflict)."""
+    return year - 543 if year in BUDDHIST_ERA else year
+
+
+def years_of(record: Record) -> tuple[int, ...]:
+    """The record's years in the common era."""
+    return tuple(common_era(y) for y in record.years)
+
+
 def year_conflict(work: Work, record: Record) -> bool:
     """Both sides give a year and the cited one is more than a year from every record year."""
     if work.year is None or not record.years:
         return False
-    return all(abs(work.year - y) > 1 for y in record.years)
+    cited = common_era(work.year)
+    return all(abs(cited - y) > 1 for y in years_of(record))
 
 
 def _metadata_conflicts(work: Work, record: Record) -> tuple[FieldConflict, ...]:
@@ -206,7 +223,8 @@ def _same_kind(work: Work, record: Record) -> bool:
 def _agreement(work: Work, record: Record) -> int:
     """How many identity fields positively agree (used to rank exact-title candidates)."""
     score = 0
-    if work.year is not None and any(abs(work.year - y) <= 1 for y in record.years):
+    if work.year is not None and any(abs(common_era(work.year) - y) <= 1
+                                     for y in years_of(record)):
         score += 1
     cited, found = _first_person(work.authors), _first_person(record.authors)
     if cited is not None and found is not None and same_person(cited, found):

@@ -28,6 +28,12 @@ _PARTICLES = frozenset(
     + ("ter", "ten", "bin", "al", "el", "st")
 )
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+_FAMILY_FIRST_SCRIPT = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\uac00-\ud7af]")
+"""Japanese, Chinese and Korean names are written family name first (``宮地 元彦``)."""
+_PATRONYMIC = re.compile("[\u0400-\u04ff]+(?:ич|вна|ична)$", re.IGNORECASE)
+"""A Russian (Cyrillic) patronymic: ``Кондратенко Сергей Владимирович`` is Family Given
+Patronymic."""
 PREPRINT_WORK_TYPES = frozenset({"posted-content", "preprint"})
 """Work types sources give preprints: Crossref ``posted-content``, OpenAlex ``preprint``,
 DataCite ``Preprint`` (compared casefolded)."""
@@ -221,7 +227,8 @@ def person(family: Any, given: Any = None, *, literal: bool = False) -> Person |
 
 
 def person_from_name(name: Any) -> Person | None:
-    """A display name as a Person: ``Given Family`` (particles kept) or ``Family, Given``."""
+    """A display name as a Person: ``Given Family`` (particles kept) or ``Family, Given``;
+    family name first in CJK scripts and in a Cyrillic name that ends with a patronymic."""
     full = shown(name)
     if not full:
         return None
@@ -230,6 +237,10 @@ def person_from_name(name: Any) -> Person | None:
         return Person(family=family, given=given)
     full = full.replace(",", " ")
     tokens = full.split()
+    if len(tokens) >= 2 and (_FAMILY_FIRST_SCRIPT.search(tokens[0]) or (
+            len(tokens) == 3 and _PATRONYMIC.search(tokens[2])
+            and not _PATRONYMIC.search(tokens[1]))):
+        return Person(family=tokens[0], given=" ".join(tokens[1:]))
     while len(tokens) > 1 and tokens[-1].lower().rstrip(",") in _SUFFIXES:
         tokens.pop()
     start = len(tokens) - 1

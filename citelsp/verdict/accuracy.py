@@ -16,7 +16,7 @@ from functools import lru_cache
 from citelsp.documents.model import Person, Work
 from citelsp.documents.text import cn_titles_equal, has_han, titles_equal
 from citelsp.documents.works import contains_words, fold_words, is_preprint_venue
-from citelsp.resolution.matching import same_person
+from citelsp.resolution.matching import common_era, same_person, years_of
 from citelsp.resolution.outcome import FieldConflict, Record
 
 CONFERENCE_ALIASES: tuple[tuple[str, ...], ...] = (
@@ -203,13 +203,14 @@ def _title_agrees(title: str, record: Record) -> bool | None:
 def _year_agrees(year: int, record: Record, *, cited_preprint: bool) -> bool | None:
     if not record.years:
         return None
+    year, years = common_era(year), years_of(record)
     if year > date.today().year + 1:
         return False  # a year that has not come yet is never a later published version
     if record.arxiv_id or record.is_preprint:
-        return year >= min(record.years) - 1
+        return year >= min(years) - 1
     if cited_preprint:
-        return year <= max(record.years) + 1
-    return any(abs(year - y) <= 1 for y in record.years)
+        return year <= max(years) + 1
+    return any(abs(year - y) <= 1 for y in years)
 
 
 def _is_person(p: Person) -> bool:
