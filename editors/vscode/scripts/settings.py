@@ -21,8 +21,10 @@ from citelsp.config import OPTIONS, Option  # noqa: E402
 EXTENSION_OPTIONS: tuple[Option, ...] = (
     Option("citelsp.server.path", "string", "",
            "Program that starts the language server, e.g. `/path/to/venv/bin/citelsp`. Empty: "
-           "`citelsp` on `PATH`, else the Python interpreter chosen in the Python extension "
-           "with `-m citelsp`.", scope="machine"),
+           "the first that answers of `citelsp` on `PATH`, the Python interpreter chosen in "
+           "the Python extension with `-m citelsp`, the workspace's `.venv`, `venv` or `env`, "
+           "pipx's and pip's user bin folders (the `citelsp` output channel lists each place "
+           "tried).", scope="machine"),
     Option("citelsp.server.args", "array", [],
            "Arguments for `#citelsp.server.path#`, e.g. `[\"-m\", \"citelsp\"]` when it is a "
            "Python interpreter.", scope="machine", schema={"items": {"type": "string"}}),
