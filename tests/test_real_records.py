@@ -62,6 +62,17 @@ def _first_year(*dates: Any) -> int | None:
     return None
 
 
+def _name(name: str, *, family_first: bool = False) -> dict:
+    """How the author writes a display name: an organization (a consortium) as a literal."""
+    if name.split()[-1] in ("Consortium", "Collaboration", "Group", "Team", "Investigators"):
+        return {"literal": name}
+    if family_first:
+        family, _, given = name.partition(", ")
+    else:
+        given, _, family = name.rpartition(" ")
+    return {"family": family, "given": given}
+
+
 @dataclass
 class Written:
     """A work as the careful author cites it, and what may be varied to make it wrong."""
@@ -120,8 +131,7 @@ def _openalex(work: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
     for authorship in work.get("authorships") or []:
         name = displayed((authorship.get("author") or {}).get("display_name"))
         if name:
-            given, _, family = name.rpartition(" ")
-            authors.append({"family": family, "given": given})
+            authors.append(_name(name))
     item: dict[str, Any] = {
         "type": _OPENALEX_TYPES.get(work.get("type", ""), "article-journal"),
         "title": title, "author": authors,
@@ -161,8 +171,8 @@ def _datacite(data: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
             authors.append({"family": displayed(creator["familyName"]),
                             "given": displayed(creator.get("givenName"))})
         elif creator.get("name"):
-            family, _, given = displayed(creator["name"]).partition(", ")
-            authors.append({"family": family, "given": given})
+            authors += [_name(part.strip(), family_first=True)
+                        for part in displayed(creator["name"]).split(";")]
     kind = (attributes.get("types") or {}).get("resourceTypeGeneral", "")
     item: dict[str, Any] = {
         "type": _DATACITE_TYPES.get(kind, "article"),
@@ -185,8 +195,7 @@ def _arxiv(entry: ET.Element) -> tuple[dict, int | None, tuple[int, ...]] | None
     arxiv_id = re.sub(r"v\d+$", "", (entry.findtext(f"{_ATOM}id") or "").rsplit("/abs/", 1)[-1])
     authors = []
     for name in (a.findtext(f"{_ATOM}name") or "" for a in entry.findall(f"{_ATOM}author")):
-        given, _, family = " ".join(name.split()).rpartition(" ")
-        authors.append({"family": family, "given": given})
+        authors.append(_name(" ".join(name.split())))
     year = int((entry.findtext(f"{_ATOM}published") or "0")[:4])
     item = {"type": "article", "title": displayed(entry.findtext(f"{_ATOM}title")),
             "author": authors, "issued": {"date-parts": [[year]]},
@@ -481,6 +490,18 @@ def test_cjk_display_names_are_family_name_first():
     ("Сергей Владимирович Кондратенко", "Кондратенко"),
     ("Роман Аркадьевич Абрамович", "Абрамович"),  # a family name that looks like a patronymic
     ("Jan van der Berg", "van der Berg"),
+    ("The Anh Nguyen", "Nguyen"),
 ])
 def test_display_name_order(name, family):
     assert person_from_name(name).family == family
+
+
+def test_a_consortium_named_like_a_person_is_an_organization():
+    """figshare's DataCite record lists ``ODIN Consortium`` as a creator without a name type;
+    OpenAlex and arXiv give consortia as display names too."""
+    body = json.loads((REAL / "datacite" /
+                       "volpino__executes_perform__68a9ae30__1ddec48cb5.json").read_text())
+    first = datacite.parse_doi(body).authors[0]
+    assert (first.family, first.literal) == ("ODIN Consortium", True)
+    for name in ("The ATLAS Collaboration", "MoTrPAC Study Group"):
+        assert person_from_name(name).literal, name

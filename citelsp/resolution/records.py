@@ -28,6 +28,15 @@ _PARTICLES = frozenset(
     + ("ter", "ten", "bin", "al", "el", "st")
 )
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+_ORGANIZATION_WORDS = frozenset(
+    ("consortium", "consortia", "collaboration", "group", "team", "investigators", "committee",
+     "network", "initiative", "alliance", "society", "association", "council", "project",
+     "programme", "program", "organization", "organisation", "institute", "foundation",
+     "university", "laboratory", "collective", "partnership", "panel", "taskforce")
+)
+"""Last words of a name that is an organization's, not a person's (``ODIN Consortium``,
+``The ATLAS Collaboration``, ``MoTrPAC Study Group``): sources that only have a display name
+give consortia as if they were people."""
 _FAMILY_FIRST_SCRIPT = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\uac00-\ud7af]")
 """Japanese, Chinese and Korean names are written family name first (``宮地 元彦``)."""
@@ -228,10 +237,14 @@ def person(family: Any, given: Any = None, *, literal: bool = False) -> Person |
 
 def person_from_name(name: Any) -> Person | None:
     """A display name as a Person: ``Given Family`` (particles kept) or ``Family, Given``;
-    family name first in CJK scripts and in a Cyrillic name that ends with a patronymic."""
+    family name first in CJK scripts and in a Cyrillic name that ends with a patronymic; an
+    organization's name (a consortium, a study group) as a literal name."""
     full = shown(name)
     if not full:
         return None
+    words = full.split()
+    if len(words) >= 2 and words[-1].casefold() in _ORGANIZATION_WORDS:
+        return Person(family=full, literal=True)
     family, comma, given = (part.strip() for part in full.partition(","))
     if comma and family and "," not in given and given.lower() not in _SUFFIXES:
         return Person(family=family, given=given)
