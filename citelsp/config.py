@@ -46,6 +46,7 @@ DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
     "handle": Endpoint("https://hdl.handle.net", 200),
     "datacite": Endpoint("https://api.datacite.org", 300),
     "eutils": Endpoint("https://eutils.ncbi.nlm.nih.gov/entrez/eutils", 340),
+    "dblp": Endpoint("https://dblp.org", 2000),
 }
 """Endpoints by name; ``CITELSP_<NAME>_BASE_URL`` / ``_MIN_INTERVAL_MS`` override them."""
 
@@ -60,6 +61,7 @@ SOURCE_NAMES = {
     "handle": "the Handle System (DOI existence)",
     "datacite": "DataCite",
     "eutils": "NCBI E-utilities (PubMed)",
+    "dblp": "DBLP (computer science)",
 }
 """How each endpoint is named to a person."""
 

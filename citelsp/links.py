@@ -25,6 +25,7 @@ HUMAN_LINK_HOSTS = frozenset(
         "commons.datacite.org",
         "pubmed.ncbi.nlm.nih.gov",
         "scholar.google.com",
+        "dblp.org",
     }
 )
 """The only hosts a hover, report or ``window/showDocument`` may send a human to."""
@@ -33,6 +34,7 @@ _SEARCHES: dict[str, tuple[str, str]] = {
     "crossref": ("search.crossref.org", "/search/works?q="),
     "openalex": ("openalex.org", "/works?search="),
     "semantic_scholar": ("www.semanticscholar.org", "/search?q="),
+    "dblp": ("dblp.org", "/search?q="),
     "google_scholar": ("scholar.google.com", "/scholar?q="),
 }
 _URL_CHAR = r"[A-Za-z0-9\-._~:/?#@!$&+,;=]"
@@ -90,7 +92,7 @@ def semantic_scholar_paper_url(paper_id: str) -> str:
 
 
 def title_search_url(site: str, title: str) -> str:
-    """A title search for a human on ``site`` (crossref, openalex, semantic_scholar or
+    """A title search for a human on ``site`` (crossref, openalex, semantic_scholar, dblp or
     google_scholar); Google Scholar gets the title as a quoted phrase."""
     host, route = _SEARCHES[site]
     query = _quote_query(title)

@@ -45,6 +45,7 @@ PREFIXES = {
     "handle": "/handle",
     "datacite": "/datacite",
     "eutils": "/eutils",
+    "dblp": "/dblp",
 }
 assert PREFIXES.keys() == DEFAULT_ENDPOINTS.keys(), "every configured endpoint needs a prefix"
 _MEDIA_TYPES = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 import multiprocessing
 from types import SimpleNamespace
 
+import httpx
+
 from citelsp.config import Settings
 from citelsp.lsp.cards import verification_card
 from citelsp.lsp.markup import Markup
@@ -21,6 +23,7 @@ from citelsp.resolution.budget import (
     waits_for,
 )
 from citelsp.resolution.engine import Engine
+from citelsp.resolution.http import HttpClient
 from citelsp.verdict.judge import judge
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.verification import Listener, Verifier
@@ -179,3 +182,27 @@ async def test_a_run_larger_than_the_search_budget(api_server, api_settings):
     assert sorted(later) == sorted(TITLES[int(k[1:])] for k in keys), \
         "a new day: the four that waited are asked (the others' answers are cached)"
     assert second.waiting_for_budget() == {}
+
+
+async def test_openalex_saying_nothing_is_left_spends_the_day(tmp_path):
+    """``x-ratelimit-remaining-usd: 0`` on an answer: no further metered request today, in
+    this process or the next."""
+    sent = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.params.get("search"))
+        return httpx.Response(200, json={"results": []},
+                              headers={"x-ratelimit-remaining-usd": "0.0000"})
+
+    clock = Clock()
+    budget = DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock)
+    http = HttpClient(Settings(), transport=httpx.MockTransport(answer), budget=budget)
+    first = await http.get("openalex", "/works", params={"search": "a"}, kind="search")
+    second = await http.get("openalex", "/works", params={"search": "b"}, kind="search")
+    free = await http.get("openalex", "/works/doi:10.1/x")
+    await http.aclose()
+    assert not hasattr(first, "reason") and sent == ["a", None]
+    assert second.reason.startswith(SPENT)
+    assert not hasattr(free, "reason"), "single records stay free"
+    assert DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
+        .charge("openalex", "list") is not None

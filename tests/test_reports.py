@@ -32,6 +32,7 @@ HOSTILE = r"""
 def rendered(tmp_path_factory) -> Iterator[dict[str, str]]:
     """stdout of every format over the same bibliography (one server, one warm cache)."""
     server: ApiServer = start_server()
+    server.fail("dblp", 503)  # so that one reference stays unchecked: the summary says which
     work = tmp_path_factory.mktemp("reports")
     (work / "refs.bib").write_text(BIB + HOSTILE, encoding="utf-8")
     out = {}
@@ -84,7 +85,7 @@ def test_text_has_one_line_per_diagnostic_then_a_summary(rendered):
     assert re.match(r"^13 references: 5 verified, 2 refuted, 6 unresolvable; "
                     r"findings: \d+ P0, \d+ P1, \d+ P2, \d+ P3$", summary[0])
     assert summary[1:] == ["1 of 13 references could not be checked (source unreachable: "
-                           "Crossref, OpenAlex, Semantic Scholar)"], summary
+                           "Crossref, OpenAlex, Semantic Scholar, DBLP)"], summary
     assert any(" P0 DOI_REFUTED nodoi: " in line for line in diagnostics)
 
 

@@ -62,7 +62,8 @@ def allowances(settings: Settings) -> dict[str, Allowance]:
     keyed = bool(settings.openalex_api_key)
     usd = settings.openalex_daily_budget_usd
     if usd is None:
-        if settings.endpoint("openalex").base_url != DEFAULT_ENDPOINTS["openalex"].base_url:
+        endpoint = settings.endpoints.get("openalex")
+        if endpoint is None or endpoint.base_url != DEFAULT_ENDPOINTS["openalex"].base_url:
             return {}
         usd = OPENALEX_KEYED_USD if keyed else OPENALEX_KEYLESS_USD
     return {"openalex": Allowance(round(usd * MICRO), OPENALEX_COSTS, keyed)}

@@ -74,6 +74,7 @@ KNOWN_HOSTS = (
     "api.datacite.org",
     "data.crosscite.org",
     "eutils.ncbi.nlm.nih.gov",
+    "dblp.org",
 )
 """The sources of §4 and the hosts doi.org's content negotiation redirects to."""
 _QUERY_KEYS = {"openalex": "openalex_api_key", "eutils": "ncbi_api_key"}

@@ -6,8 +6,8 @@ by registration agency, batched across references by ``lookups``); once that sou
 it by identifier, with the title confirmed and the record feeding the accuracy checks, the
 other sources are ``skipped`` ("not needed: matched by Crossref"). Otherwise the other
 identifier sources are asked, the Handle System settles existence, and title searches run
-when no identifier matched: Crossref and OpenAlex together, Semantic Scholar only when
-neither matched and no cited identifier is already refuted. ``triangulate`` asks every
+when no identifier matched: Crossref and OpenAlex together, Semantic Scholar and DBLP only
+when neither matched and no cited identifier is already refuted. ``triangulate`` asks every
 source. Answers come through the cache; what they prove is recomputed every time.
 """
 
@@ -61,7 +61,11 @@ RESOLVERS = (
     "chinese_literature",
     "dblp",
 )
-TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar")
+TITLE_SEARCHERS = ("crossref", "openalex", "semantic_scholar", "dblp")
+BROAD_SEARCHERS = ("crossref", "openalex")
+"""Asked first for a title: fast, broad, and OpenAlex's search is metered (a daily budget).
+Semantic Scholar and DBLP (free, but one request a second or two, and DBLP covers computer
+science only) are asked only when neither found the exact title."""
 LABELS = {
     "crossref": "Crossref",
     "openalex": "OpenAlex",
@@ -210,8 +214,6 @@ class _Run:
             return "not asked: no arXiv id"
         if name == "datacite":
             return "not asked: not a DataCite DOI"
-        if name == "dblp":
-            return "not asked: DBLP is read from a local index only"
         if name == "doi_registry":
             return "not asked: no DOI" if self.ids.doi is None else "not needed for this DOI"
         if not self.work.title:
@@ -538,19 +540,21 @@ class _Run:
     # -- title search ------------------------------------------------------------------------
 
     async def title_searches(self) -> None:
-        """Crossref and OpenAlex together; Semantic Scholar only when neither matched and no
-        cited identifier is refuted (its answer could not change the P0 then)."""
+        """Crossref and OpenAlex together; Semantic Scholar and DBLP together only when
+        neither matched and no cited identifier is refuted (their answers could not change
+        the P0 then)."""
         title = self.work.title
         if not title or self.matched() is not None:
             return
         searchable = [r for r in TITLE_SEARCHERS if self.searchable(r)]
         await self.together(*(self.title_search(r, title, self.outcomes.get(r))
-                              for r in searchable if r != "semantic_scholar"))
-        if "semantic_scholar" not in searchable or self.matched() is not None:
+                              for r in searchable if r in BROAD_SEARCHERS))
+        later = [r for r in searchable if r not in BROAD_SEARCHERS]
+        if not later or self.matched() is not None:
             return
         if self.refuted() and not self.ctx.triangulate:
             return
-        await self.title_search("semantic_scholar", title, self.outcomes.get("semantic_scholar"))
+        await self.together(*(self.title_search(r, title, self.outcomes.get(r)) for r in later))
 
     def searchable(self, resolver: str) -> bool:
         current = self.outcomes.get(resolver)

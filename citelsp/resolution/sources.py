@@ -9,6 +9,7 @@ from citelsp.config import Settings
 from citelsp.resolution.arxiv import ArxivClient
 from citelsp.resolution.crossref import CrossrefClient
 from citelsp.resolution.datacite import DataCiteClient
+from citelsp.resolution.dblp import DblpClient
 from citelsp.resolution.doi_registry import DoiRegistryClient
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.openalex import OpenAlexClient
@@ -26,6 +27,7 @@ class Sources:
     datacite: DataCiteClient
     doi_registry: DoiRegistryClient
     pubmed: PubMedClient
+    dblp: DblpClient
 
     @classmethod
     def create(cls, http: HttpClient, settings: Settings) -> Sources:
@@ -37,6 +39,7 @@ class Sources:
             datacite=DataCiteClient(http, settings),
             doi_registry=DoiRegistryClient(http, settings),
             pubmed=PubMedClient(http, settings),
+            dblp=DblpClient(http, settings),
         )
 
 
