@@ -35,7 +35,7 @@ from citelsp.resolution.outcome import (
     Unreachable,
 )
 
-CACHE_VERSION = "4"
+CACHE_VERSION = "5"
 """Bump whenever what is stored, how it is parsed, or what a lookup asks changes."""
 
 DAY_S = 86400.0
