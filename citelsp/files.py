@@ -60,8 +60,8 @@ def write_inside(root: Path, target: Path, data: bytes) -> None:
     link that leads out of ``root``; a link inside it is replaced, never followed."""
     for path in (target.parent, target):
         if not inside(path, root):
-            raise OutsideWorkspace(f"{path} leads outside the workspace {root} (a symbolic "
-                                   "link): citelsp does not write there")
+            raise OutsideWorkspace(f"{target} is not written: {path} leads outside the "
+                                   f"workspace {root} (a symbolic link)")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
