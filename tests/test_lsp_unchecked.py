@@ -10,8 +10,11 @@ comes back, it is checked again without the writer doing anything.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +200,25 @@ async def test_a_re_verify_that_reaches_no_source_keeps_the_verdicts(paper, env,
 
         await asyncio.wait_for(ended(), SETTLES_IN_S)
         assert states(lsp, bib) == before
+
+
+async def test_a_checklist_written_while_verification_runs_lists_every_reference(
+        paper, env, api):
+    """The status counts references not checked yet; the checklist written meanwhile lists
+    each of them (it listed only those with a verdict), as the command line lists all."""
+    api.delay = 30.0  # every answer is on its way
+    async with lsp_session(paper, env) as lsp:
+        bib = open_paper(lsp, paper)
+        markdown = await checklist(lsp)
+        assert sorted(listed(markdown)) == sorted(key for key, _, _ in entries(bib))
+        assert "not looked up yet" in markdown
+        api.delay = 0.0
+
+
+def test_the_command_line_lists_the_references_the_editor_lists(paper, env):
+    done = subprocess.run(
+        [sys.executable, "-m", "citelsp", "check", str(paper / "paper.md"), "--offline",
+         "--format", "markdown"], capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env})
+    assert sorted(listed(done.stdout)) == sorted(key for key, _, _ in entries(paper / "refs.bib"))
+    assert done.stdout.count("Not checked: offline, no cached answer") == 18

@@ -14,7 +14,12 @@ from collections.abc import Iterator
 import jsonschema
 import pytest
 
+from citelsp.documents.bibtex import parse_bibtex
 from citelsp.reports.json import _encode
+from citelsp.resolution.outcome import Outcome
+from citelsp.resolution.resolve import unchecked_resolution
+from citelsp.verdict.judge import judge
+from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from tests.apiserver import ApiServer
 from tests.test_check_e2e import BIB, SCHEMAS, assert_valid_report, run_cli, schema, start_server
 
@@ -84,8 +89,8 @@ def test_text_has_one_line_per_diagnostic_then_a_summary(rendered):
     assert len(diagnostics) == len(json.loads(rendered["json"])["diagnostics"])
     assert re.match(r"^13 references: 5 verified, 2 refuted, 6 unresolvable; "
                     r"findings: \d+ P0, \d+ P1, \d+ P2, \d+ P3$", summary[0])
-    assert summary[1:] == ["1 of 13 references could not be checked (source unreachable: "
-                           "Crossref, OpenAlex, Semantic Scholar, DBLP)"], summary
+    assert summary[1:] == ["1 of 13 references could not be checked (outage: Crossref, "
+                           "OpenAlex, Semantic Scholar and DBLP unreachable)"], summary
     assert any(" P0 DOI_REFUTED nodoi: " in line for line in diagnostics)
 
 
@@ -144,3 +149,22 @@ def test_a_record_with_a_lone_surrogate_is_written_escaped():
     escaped = _encode({"title": "a\ud800b"})
     assert escaped == b'{"title": "a\\ud800b"}'
     assert json.loads(escaped) == {"title": "a\ud800b"}
+
+
+def test_each_cause_of_references_not_checked_is_said_once_with_every_source():
+    """Two references that could not reach different sources: one cause, both sources (the
+    checklist's header listed "source unreachable: …" once per set of sources)."""
+    refs = parse_bibtex("file:///r.bib", "@article{a, title={A study}}\n"
+                                         "@article{b, title={B study}}\n").references
+
+    def down(ref, names: list[str]) -> ReferenceResult:
+        resolution = unchecked_resolution(ref, "pending", "not looked up yet")
+        resolution.outcomes.update({n: Outcome(n, "unreachable", None, f"{n}: HTTP 503",
+                                               unchecked="outage") for n in names})
+        return ReferenceResult(ref, resolution, judge(ref, resolution))
+
+    snapshot = Snapshot({}, [], [down(refs[0], ["crossref", "openalex"]),
+                                 down(refs[1], ["crossref", "datacite"])])
+    assert snapshot.coverage().statement() == (
+        "2 of 2 references could not be checked (outage: Crossref, OpenAlex and DataCite "
+        "unreachable)")

@@ -308,7 +308,7 @@ class HttpClient:
             # task's context, and each would skip the pacer).
             self._pacer.release()
         if isinstance(result, Unreachable):
-            result = Unreachable(self._scrub(result.reason))
+            result = Unreachable(self._scrub(result.reason), result.kind)
             log.debug("%s %s: unreachable: %s", method, endpoint, result.reason)
         return result
 
@@ -334,7 +334,7 @@ class HttpClient:
             return Unreachable(f"invalid URL for {endpoint}")
         url = url.copy_merge_params(params or {})
         if self._budget is not None and (spent := self._budget.charge(endpoint, call.kind)):
-            return Unreachable(spent)
+            return Unreachable(spent, kind="budget")
         for attempt in range(MAX_RETRIES + 1):
             result = await self._follow(method, url, endpoint, accept, headers, body, call)
             if not isinstance(result, _RateLimited) or attempt == MAX_RETRIES:

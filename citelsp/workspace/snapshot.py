@@ -12,9 +12,8 @@ from citelsp.documents.model import Citation, Problem, Reference
 from citelsp.documents.parse import Document
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.budget import waits_for
-from citelsp.resolution.outcome import Outcome
-from citelsp.resolution.resolve import LABELS
-from citelsp.verdict.checklist import Judgement
+from citelsp.resolution.outcome import NotChecked, Outcome
+from citelsp.verdict.checklist import Judgement, unchecked_words
 from citelsp.verdict.decisions import Decision
 from citelsp.verdict.reduce import summary_outcomes
 
@@ -39,18 +38,16 @@ class ReferenceResult:
         return None if self.decision_stale else self.decision
 
 
-    def unchecked(self) -> str | None:
-        """Why no source could be asked about this reference (offline, or every source it
-        needed unreachable); None when some source answered or none applies (a manual
+    def unchecked(self) -> NotChecked | None:
+        """Why no source could be asked about this reference or answered for it (offline,
+        an outage, a spent budget); None when some source answered or none applies (a manual
         entry)."""
-        outcomes = self.resolution.outcomes.values()
-        if any(o.status in ("matched", "unmatched") for o in outcomes):
-            return None
-        unreachable = [LABELS.get(o.resolver, o.resolver) for o in outcomes
-                       if o.status == "unreachable"]
-        if unreachable:
-            return "source unreachable: " + ", ".join(unreachable)
-        return "offline" if not self.resolution.complete else None
+        found = self.resolution.unchecked
+        if found is None and not self.resolution.complete and not any(
+                o.status in ("matched", "unmatched")
+                for o in self.resolution.outcomes.values()):
+            return NotChecked("offline", ())
+        return found
 
 
 @dataclass(frozen=True)
@@ -94,15 +91,21 @@ class Snapshot:
                 f"{len(self.results)} results)")
 
     def coverage(self) -> Coverage:
-        causes: dict[str, int] = {}
+        """Said once per report, each cause once with every source it names."""
+        kinds: dict[str, tuple[int, dict[str, None]]] = {}
         checkable = 0
         for result in self.results:
-            cause = result.unchecked()
-            if cause is not None:
-                causes[cause] = causes.get(cause, 0) + 1
-            if cause is not None or any(o.status != "skipped"
-                                        for o in result.resolution.outcomes.values()):
+            unchecked = result.unchecked()
+            if unchecked is not None:
+                n, resolvers = kinds.get(unchecked.kind, (0, {}))
+                resolvers.update(dict.fromkeys(unchecked.resolvers))
+                kinds[unchecked.kind] = (n + 1, resolvers)
+            if unchecked is not None or any(o.status != "skipped"
+                                            for o in result.resolution.outcomes.values()):
                 checkable += 1
+        causes = {"offline" if kind == "offline" else  # nothing cached: said once below
+                  unchecked_words(NotChecked(kind, tuple(resolvers))): n  # type: ignore[arg-type]
+                  for kind, (n, resolvers) in kinds.items()}
         return Coverage(len(self.results), causes, checkable)
 
     def waiting_for_budget(self) -> dict[str, list[str]]:

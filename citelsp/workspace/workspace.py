@@ -30,10 +30,11 @@ from citelsp.documents.model import (
 from citelsp.documents.pandoc import is_cross_reference
 from citelsp.documents.parse import Document
 from citelsp.files import read_bytes
+from citelsp.resolution.resolve import unchecked_resolution
 from citelsp.spans import Span
 from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.verdict.decisions import Decision, DecisionStore
-from citelsp.verdict.judge import Judgements
+from citelsp.verdict.judge import Judgements, judge
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import severity_priority
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
@@ -260,6 +261,18 @@ class Workspace:
     def pending(self, ref: Reference) -> bool:
         return self.verifier.pending(ref)
 
+    def _not_yet(self, ref: Reference) -> ReferenceResult | None:
+        """A reference verification has not answered for yet, as reports list it: "not
+        checked" (offline, or not looked up yet), so a checklist written while verification
+        runs lists every reference the status counts. None when nothing is verified."""
+        if self.verifier.engine is None:
+            return None
+        resolution = unchecked_resolution(ref, "offline" if self.verifier.offline else "pending",
+                                          "not looked up yet")
+        decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
+        return ReferenceResult(ref, resolution, judge(ref, resolution), decision, stale,
+                               tuple(self.graph.citations_of(ref)))
+
     # -- problems --------------------------------------------------------------------------
 
     def local_problems(self, uri: str) -> list[Problem]:
@@ -459,7 +472,7 @@ class Workspace:
         results: dict[int, ReferenceResult] = {}
         for ref in self.wanted():
             if id(ref) not in results and (found := self.result(
-                    ref, self.graph.citations_of(ref))) is not None:
+                    ref, self.graph.citations_of(ref)) or self._not_yet(ref)) is not None:
                 results[id(ref)] = found
                 if (home := self.corpus.get(ref.uri)) is not None:
                     documents.setdefault(ref.uri, home)
