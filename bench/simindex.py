@@ -49,6 +49,7 @@ PREFIXES = {
     "handle": "/handle",
     "datacite": "/datacite",
     "eutils": "/eutils",
+    "dblp": "/dblp",
 }
 """Every endpoint citelsp configures, each under its own path on one loopback server."""
 _TOKEN = re.compile(r"\w+")
@@ -362,6 +363,28 @@ def s2_paper(work: IndexedWork) -> dict:
     }
 
 
+def dblp_hit(work: IndexedWork) -> dict:
+    """A hit of DBLP's publication search: its title ends with a period, as DBLP's do."""
+    kind = "journals" if work.is_journal else "conf"
+    key = f"{kind}/sim/W{work.work_id}"
+    info: dict[str, object] = {
+        "authors": {"author": [{"@pid": f"sim/{work.work_id}-{i}", "text": _name(g, f)}
+                               for i, (g, f) in enumerate(work.authors)]},
+        "title": work.title.rstrip(".") + ".",
+        "type": "Journal Articles" if work.is_journal else "Conference and Workshop Papers",
+        "key": key,
+        "url": f"https://dblp.org/rec/{key}",
+    }
+    if work.year:
+        info["year"] = str(work.year)
+    if work.venue:
+        info["venue"] = work.venue
+    if work.crossref_doi:
+        info["doi"] = work.crossref_doi
+        info["ee"] = f"https://doi.org/{work.crossref_doi}"
+    return {"@score": "1", "@id": str(work.work_id), "info": info}
+
+
 def datacite_doi(work: IndexedWork) -> dict:
     doi = work.arxiv_doi
     return {"data": {"id": doi, "type": "dois", "attributes": {
@@ -519,6 +542,19 @@ class Router:
                 return _json(404, {"error": f"Paper with id {paper_id} not found"})
             return _json(200, s2_paper(work))
         return None
+
+    def dblp(self, path: str, query: dict, _accept: str) -> Reply | None:
+        if path != "/search/publ/api":
+            return None
+        hits = self.index.search(_first(query, "q"), lambda w: True,
+                                 int(_first(query, "h") or 30))
+        found: dict[str, object] = {"@total": str(len(hits)), "@computed": str(len(hits)),
+                                    "@sent": str(len(hits)), "@first": "0"}
+        if hits:  # DBLP sends no "hit" at all when nothing is found
+            found["hit"] = [dblp_hit(w) for w in hits]
+        return _json(200, {"result": {"query": _first(query, "q"),
+                                      "status": {"@code": "200", "text": "OK"},
+                                      "hits": found}})
 
     def post(self, endpoint: str, path: str, body: bytes) -> Reply:
         """``POST /paper/batch`` (Semantic Scholar): one paper or null per id, in order."""

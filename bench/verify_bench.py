@@ -70,9 +70,11 @@ LIMITS = {
     "handle": (5, 1.0),
     "datacite": (10, 1.0),
     "eutils": (3, 1.0),
+    "dblp": (1, 1.0),
 }
 """Requests allowed per window of seconds, per host: the issue's figures for the first five;
-DataCite's 3,000 per 5 minutes; NCBI's 3 per second without a key; Handle as doi.org."""
+DataCite's 3,000 per 5 minutes; NCBI's 3 per second without a key; Handle as doi.org; DBLP
+"one or two seconds between two consecutive requests", its lenient end."""
 GRACE_S = 0.02
 TARGET_COLD_S = 15.0
 TARGET_PER_REFERENCE = 1.5
