@@ -21,6 +21,7 @@ from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
 from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
 from citelsp.index import command as index_command
+from citelsp.resolution import budget
 from citelsp.workspace import Listener, Snapshot, Workspace, folders_without_work
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
@@ -287,7 +288,7 @@ class _Terminal(Listener):
                   flush=True)
 
     def notice(self, message: str) -> None:
-        if not self.quiet:
+        if not self.quiet and not budget.is_notice(message):  # the summary says it
             print(message, file=sys.stderr)
 
 

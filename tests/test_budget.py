@@ -3,6 +3,7 @@ by processes through the cache directory, reset each day, and reported once as w
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from types import SimpleNamespace
 
@@ -27,6 +28,7 @@ from citelsp.resolution.http import HttpClient
 from citelsp.verdict.judge import judge
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.verification import Listener, Verifier
+from tests.test_check_e2e import run_cli
 from tests.test_engine import bib_refs, entry
 
 DAY = 86_400.0
@@ -206,3 +208,23 @@ async def test_openalex_saying_nothing_is_left_spends_the_day(tmp_path):
     assert not hasattr(free, "reason"), "single records stay free"
     assert DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
         .charge("openalex", "list") is not None
+
+
+def test_the_command_line_says_it_once(api_server, tmp_path):
+    """``citelsp check --format json``: the summary on stderr names the budget and the
+    references that wait, once; each waiting reference's OpenAlex outcome is unreachable."""
+    api_server.add("openalex", "GET", "/works", body='{"meta": {"count": 0}, "results": []}')
+    bib = tmp_path / "refs.bib"
+    bib.write_text("".join(entry(f"t{n}", f"An invented study number {n}") for n in range(4)),
+                   encoding="utf-8")
+    done = run_cli(api_server, "check", str(bib), "--format", "json", "--fail-on", "never",
+                   cache_dir=tmp_path / "cache", cwd=tmp_path,
+                   env={"CITELSP_OPENALEX_DAILY_BUDGET_USD": "0.002"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("budget for today spent") == 1, done.stderr
+    assert "2 references wait for tomorrow or an API key" in done.stderr
+    assert api_server.count("openalex") == 2
+    report = json.loads(done.stdout)
+    waiting = [o["citation_key"] for o in report["outcomes"]
+               if o["resolvers"]["openalex"]["status"] == "unreachable"]
+    assert len(waiting) == 2 and all(k in done.stderr for k in waiting)

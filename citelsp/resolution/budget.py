@@ -209,10 +209,18 @@ def _advice(budget: str) -> str:
     return ""
 
 
+_NOTICE = "spent; the references that need it wait for tomorrow"
+
+
 def notice(budget: str) -> str:
     """The editor's one status notice for a spent budget."""
-    return (f"citelsp: {budget.removesuffix(_KEYLESS)} spent; the references that need it "
-            f"wait for tomorrow{_advice(budget)}")
+    return f"citelsp: {budget.removesuffix(_KEYLESS)} {_NOTICE}{_advice(budget)}"
+
+
+def is_notice(message: str) -> bool:
+    """Whether ``message`` is ``notice``'s: the command line leaves it to the report's
+    summary, which says the same once with the references that wait."""
+    return _NOTICE in message
 
 
 def card_line(budget: str) -> str:
