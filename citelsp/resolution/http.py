@@ -409,11 +409,12 @@ class HttpClient:
         return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
 
     def _metered(self, endpoint: str, headers: Mapping[str, str]) -> None:
-        """A service that says nothing of the day's budget is left (OpenAlex's
-        ``x-ratelimit-remaining-usd``) spends the rest of ours: no request today."""
+        """A metered service that says nothing of the day's budget is left (OpenAlex's
+        ``x-ratelimit-remaining-usd``, or ``x-ratelimit-remaining`` in credits as its earlier
+        documentation had it) spends the rest of ours: no request today."""
         if self._budget is None:
             return
-        for name in ("x-ratelimit-remaining-usd", "x-ratelimit-remaining-credits"):
+        for name in ("x-ratelimit-remaining-usd", "x-ratelimit-remaining"):
             try:
                 remaining = float(headers.get(name, "nan"))
             except ValueError:
