@@ -1,6 +1,6 @@
 """Daily budgets per service and request class, kept beside the answer cache (DESIGN.md §9).
 
-OpenAlex meters usage per day (UTC) in dollars since 2026-02-13: a single record by id or DOI
+OpenAlex meters usage per day in dollars since 2026-02-13: a single record by id or DOI
 is free, a list or filter call costs $0.0001, a search $0.001; a free API key gives $1 a day
 (unlimited single records, or 10,000 lists, or 1,000 searches), no key $0.01 (about ten
 searches). citelsp counts what it spends and sends no request the day's budget cannot pay
@@ -9,7 +9,7 @@ it was for wait for the next day or a key. A list refused for budget costs nothi
 batch falls back to single lookups, which are free, so identifier lookups never wait.
 
 The count lives in ``budget.db`` (SQLite) in the cache directory, so that two processes on
-one machine (an editor and ``citelsp check``) share one day's budget: each charge is one
+one machine (an editor and ``citelsp check``) share one (UTC) day's budget: each charge is one
 ``BEGIN IMMEDIATE`` transaction that reads the day's spending and adds to it only when the
 budget allows. A directory that cannot hold the file keeps the count in memory (the service
 still refuses what it will not pay for, which is reported unreachable too).
@@ -137,7 +137,9 @@ class DailyBudget:
         return self._memory.get((day, endpoint), 0)
 
     def _day(self) -> str:
-        """The service's day: OpenAlex resets at midnight UTC."""
+        """The budget's day, in UTC: OpenAlex's documentation meters usage per day without
+        naming a time zone, so UTC is an assumption; if its day turns at another hour, its
+        own refusals (unreachable) and usage headers (``exhaust``) still hold."""
         return datetime.fromtimestamp(self._clock(), UTC).date().isoformat()
 
     def _charged_on_disk(self, day: str, endpoint: str, cost: int, limit: int) -> bool:
