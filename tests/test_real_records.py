@@ -515,3 +515,18 @@ def test_a_consortium_named_like_a_person_is_an_organization():
     assert (first.family, first.literal) == ("ODIN Consortium", True)
     for name in ("The ATLAS Collaboration", "MoTrPAC Study Group"):
         assert person_from_name(name).literal, name
+
+
+def test_a_name_in_another_script_is_not_compared_with_its_transliteration():
+    """OpenAlex lists the third author of W4387635986 in Cyrillic (С. В. Кондратенко); a
+    citation that writes Kondratenko names the same person and must not conflict."""
+    body = json.loads((REAL / "openalex" / "peneira__works__9991d93a__4bb50c1342.json")
+                      .read_text())
+    work = next(w for w in body["results"] if w["id"].endswith("W4387635986"))
+    record = openalex.parse_work(work)
+    cited = (Person("Andreychenko", "Anna"), Person("Korzhuk", "Viktoriia"),
+             Person("Kondratenko", "S. V."), Person("Cheraneva", "Polina"))
+    assert "author" not in _cited(record, authors=cited)
+    wrong = (*cited[:2], Person("Kovalenko", "S. V."), cited[3])
+    assert "author" not in _cited(record, authors=wrong)  # not comparable: no verdict either way
+    assert _cited(record, authors=(cited[0], cited[1], cited[3]))["author"] == "METADATA_CONFLICT"

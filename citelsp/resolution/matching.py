@@ -9,6 +9,7 @@ lookup is more lenient (the identifier already binds the record), but it calls t
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -96,6 +97,8 @@ def _same_family(cited: str, found: str) -> bool:
         return True
     if a == b:
         return True
+    if _latin(a) != _latin(b):
+        return True  # Кондратенко cited as Kondratenko, 张 as Zhang: not comparable
     if has_han(a) or has_han(b):
         short, long_ = sorted((a.replace(" ", ""), b.replace(" ", "")), key=len)
         return long_.startswith(short) or long_.endswith(short)
@@ -106,6 +109,13 @@ def _same_family(cited: str, found: str) -> bool:
         return True
     short, long_ = sorted((ta, tb), key=len)
     return long_[-len(short) :] == short
+
+
+@lru_cache(maxsize=65536)
+def _latin(name: str) -> bool:
+    """Every letter of ``name`` is a Latin one (a name in another script is not comparable
+    with a transliteration of it)."""
+    return all(unicodedata.name(c, "").startswith("LATIN") for c in name if c.isalpha())
 
 
 def _first_person(people: Sequence[Person]) -> Person | None:
