@@ -237,6 +237,9 @@ async def test_manuscript_findings_at_exact_ranges(session: LanguageClient):
     assert found(diagnostics) == {
         ("DANGLING_CITATION", _key(range_of(text, "ghost2020", enc))),
         ("NO_LOCATOR", _key(range_of(text, "<!--ref:dup2020-->", enc))),
+        # dup2020 is defined twice in broken.bib: each citation of it says so
+        ("DUPLICATE_KEY", _key(range_of(text, "dup2020", enc, 0))),
+        ("DUPLICATE_KEY", _key(range_of(text, "dup2020", enc, 1))),
         ("BAD_ANCHOR", _key(range_of(text, "<!--anchor:chapter:3-->", enc))),
         ("MALFORMED_MARKER", _key(range_of(text, "<!--ref:9bad-->", enc))),
         ("NO_LOCATOR", _key(range_of(text, "<!--ref:twin-b-->", enc))),
@@ -545,7 +548,8 @@ async def test_fixing_a_dangling_key_clears_it(fresh: LanguageClient):
     after = await wait_for_diagnostics(
         fresh, uri_of("broken.md"), lambda ds: not any(d.code == "DANGLING_CITATION" for d in ds)
     )
-    assert {d.code for d in local(after)} == {"NO_LOCATOR", "BAD_ANCHOR", "MALFORMED_MARKER"}
+    assert {d.code for d in local(after)} == {"NO_LOCATOR", "BAD_ANCHOR", "MALFORMED_MARKER",
+                                          "DUPLICATE_KEY"}
 
 
 async def test_adding_the_entry_clears_the_dangling_citation(fresh: LanguageClient):

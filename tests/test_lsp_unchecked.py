@@ -222,3 +222,22 @@ def test_the_command_line_lists_the_references_the_editor_lists(paper, env):
         env={**os.environ, **env})
     assert sorted(listed(done.stdout)) == sorted(key for key, _, _ in entries(paper / "refs.bib"))
     assert done.stdout.count("Not checked: offline, no cached answer") == 18
+
+
+async def test_a_duplicated_key_with_only_the_manuscript_open(paper, env):
+    """The citation of a key two entries define says so, and shows one finding of each kind
+    there (two near-identical infos, and no DUPLICATE_KEY, before)."""
+    async with lsp_session(paper, {**env, "CITELSP_OFFLINE": "1"}) as lsp:
+        md = open_file(lsp, paper / "paper.md", "markdown")
+        line = next(n for n, text in enumerate(
+            (paper / "paper.md").read_text(encoding="utf-8").splitlines())
+            if "@kuschel2014" in text)
+
+        def at_citation(client) -> list[str]:
+            return sorted(str(d.code) for d in client.diagnostics.get(md, [])
+                          if d.range.start.line == line and "kuschel2014" in d.message)
+
+        await wait_until(lsp, lambda c: "UNREACHABLE" in at_citation(c), SETTLES_IN_S)
+        assert at_citation(lsp) == ["DUPLICATE_KEY", "UNREACHABLE"]
+        duplicate = next(d for d in lsp.diagnostics[md] if d.code == "DUPLICATE_KEY")
+        assert "refs.bib:125, refs.bib:145" in duplicate.message

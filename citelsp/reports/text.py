@@ -34,8 +34,10 @@ def _grouped(found: list[Row], locations: str) -> list[tuple[Row, list[Row]]]:
     if locations == "all":
         return [(row, []) for row in found]
     groups: list[tuple[Row, list[Row]]] = []
-    by_entry: dict[tuple[str | None, str], tuple[Row, list[Row]]] = {}
+    by_entry: dict[tuple[str | None, str], list[tuple[Row, list[Row]]]] = {}
     dangling: dict[tuple[str, str | None], tuple[Row, list[Row]]] = {}
+    listed: dict[int, set[str]] = {}
+    """Places already listed with a group (by the id of its list of places)."""
     for row in found:
         if row.on_citation:
             continue
@@ -44,16 +46,20 @@ def _grouped(found: list[Row], locations: str) -> list[tuple[Row, list[Row]]]:
             continue
         group: tuple[Row, list[Row]] = (row, [])
         groups.append(group)
-        by_entry.setdefault((row.key, row.code), group)
+        by_entry.setdefault((row.key, row.code), []).append(group)
         if row.code == "DANGLING_CITATION":
             dangling[(row.path, row.key)] = group
     for row in found:
         if row.on_citation:
-            entry = by_entry.get((row.key, row.code))
-            if entry is not None:
-                entry[1].append(row)
-            else:
+            entries = by_entry.get((row.key, row.code))
+            if not entries:
                 groups.append((row, []))
+            for _entry, places in entries or ():  # a key defined twice: each entry's places
+                if id(places) not in listed:
+                    listed[id(places)] = set()
+                if row.place not in listed[id(places)]:
+                    listed[id(places)].add(row.place)
+                    places.append(row)
     groups.sort(key=lambda g: (g[0].path, g[0].start, g[0].code))
     return groups
 
@@ -74,19 +80,33 @@ def _line(row: Row, places: list[Row], color: bool) -> str:
     return line
 
 
+def _by_human(n: int) -> str:
+    return f" ({n} by a human)" if n else ""
+
+
 def summary(snapshot: Snapshot, found: list[Row] | None = None) -> str:
     """What was checked, the findings by priority, and what could not be checked."""
     found = rows(snapshot) if found is None else found
     results = snapshot.results
-    verdicts = [r.judgement.verdict for r in results]
+    verdicts = {"true": 0, "false": 0, "unresolvable": 0}
+    humans = {"true": 0, "false": 0}
+    for r in results:
+        decision = r.current_decision
+        if decision is None:
+            verdicts[r.judgement.verdict] += 1
+        else:  # the human's word: counted as verified or refuted, and said to be theirs
+            verdict = "true" if decision.decision == "verified" else "false"
+            verdicts[verdict] += 1
+            humans[verdict] += 1
     by_priority = {p: 0 for p in PRIORITY_ORDER}
     for row in found:
         if not row.on_citation:
             by_priority[row.priority] += 1
     counts = ", ".join(f"{n} {p}" for p, n in by_priority.items())
     head = (f"{len(results)} reference{'s' if len(results) != 1 else ''}: "
-            f"{verdicts.count('true')} verified, {verdicts.count('false')} refuted, "
-            f"{verdicts.count('unresolvable')} unresolvable; findings: {counts}")
+            f"{verdicts['true']} verified{_by_human(humans['true'])}, "
+            f"{verdicts['false']} refuted{_by_human(humans['false'])}, "
+            f"{verdicts['unresolvable']} unresolvable; findings: {counts}")
     statements = [snapshot.coverage().statement(),
                   *(waiting_statement(spent, keys)
                     for spent, keys in snapshot.waiting_for_budget().items())]

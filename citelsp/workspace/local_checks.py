@@ -58,7 +58,7 @@ class LocalChecks:
         checks."""
         if isinstance(doc, Manuscript):
             problems = (list(doc.problems) + self.unreadable_bibliographies(doc)
-                        + self.dangling_citations(doc))
+                        + self.dangling_citations(doc) + self.ambiguous_citations(doc))
             if doc.inline is not None:
                 problems += list(doc.inline.problems) + self.bibliography_problems(doc.inline)
             return problems
@@ -134,6 +134,34 @@ class LocalChecks:
             ))
         return problems
 
+    def ambiguous_citations(self, manuscript: Manuscript) -> list[Problem]:
+        """Citations of a key two entries define: said where it is cited too, so a writer
+        with only the manuscript open sees the duplicate (the bibliography says it on each
+        entry)."""
+        problems = []
+        for c, resolved in self.graph.resolved(manuscript):
+            same = [r for r in resolved.references if r.key == c.key]
+            if c.wildcard or len(same) < 2:
+                continue
+            places = ", ".join(self._line_of(r) for r in same)
+            problems.append(Problem(
+                code="DUPLICATE_KEY",
+                span=c.span,
+                message=f"key '{c.key}' is defined {len(same)} times ({places}): which entry "
+                        "this cites is ambiguous",
+                severity=Severity.ERROR,
+                key=c.key,
+                related=tuple(Location(r.uri, r.key_span, f"'{r.key}' defined here")
+                              for r in same),
+            ))
+        return problems
+
+    def _line_of(self, ref: Reference) -> str:
+        """"refs.bib:125", where an entry's key is."""
+        doc = self.graph.corpus.get(ref.uri)
+        line = doc.text.count("\n", 0, ref.key_span.start) + 1 if doc is not None else 0
+        return f"{uri_to_path(ref.uri).name}:{line}"
+
     def orphans(self, bib: Bibliography) -> list[Problem]:
         """Entries no open manuscript cites; silent until a manuscript using ``bib`` is open,
         for the references of a manuscript's own front matter or ``thebibliography`` and of a
@@ -181,7 +209,8 @@ class LocalChecks:
         problem = self._orphans[ref] = Problem(
             code="ORPHAN_REFERENCE",
             span=span,
-            message=f"'{ref.key}' is not cited by any open manuscript",
+            message=f"'{ref.key}' is not cited by any "
+                    f"{'open manuscript' if self.graph.corpus.scan else 'manuscript checked'}",
             severity=Severity.HINT,
             key=ref.key,
         )

@@ -1,0 +1,75 @@
+"""The eighteen-reference paper of ``tests/lsp_fixtures/eighteen`` on the command line,
+offline: one finding per reference and place, human decisions in the counts, and words that
+neither repeat nor contradict each other."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PAPER = Path(__file__).parent / "lsp_fixtures" / "eighteen"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def paper(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(PAPER, root)
+    return root
+
+
+def citelsp(paper: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITELSP_")}
+    env.update(CITELSP_CACHE_DIR=str(paper.parent / "cache"), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "citelsp", *args], cwd=paper, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def check(paper: Path, *args: str) -> list[str]:
+    done = citelsp(paper, "check", "paper.md", "--offline", "--fail-on", "never", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_rejected_reference_shows_the_rejection_alone_and_decisions_are_counted(paper):
+    assert citelsp(paper, "decide", "invented2021", "--rejected").returncode == 0
+    assert citelsp(paper, "decide", "lieber1997", "--verified").returncode == 0
+    lines = check(paper)
+    assert [line.split()[2] for line in lines if " invented2021: " in line] == [
+        "HUMAN_REJECTED"]
+    assert not any(" lieber1997: " in line for line in lines)
+    assert lines[-2].startswith(
+        "18 references: 1 verified (1 by a human), 1 refuted (1 by a human), 16 unresolvable;")
+
+
+def test_each_entry_of_a_duplicated_key_lists_where_it_is_cited_once(paper):
+    lines = [line for line in check(paper) if " UNREACHABLE kuschel2014: " in line]
+    assert len(lines) == 2
+    assert all(line.endswith("[cited at paper.md:21:28]") for line in lines), lines
+
+
+def test_a_reference_not_checked_says_why_in_a_few_words(paper):
+    """Once per reference, short, and without a "Tried:" list that contradicts "no index
+    could be asked"; the summary says it once for all."""
+    lines = check(paper)
+    unreachable = [line for line in lines if " P2 UNREACHABLE " in line]
+    assert len(unreachable) == 18
+    for line in unreachable:
+        message = re.sub(r" \[cited at .*\]$", "", line.split(": ", 2)[2])
+        assert message == "Not checked: offline, no cached answer — pending human check.", line
+    assert lines[-1] == "18 of 18 references could not be checked (offline)"
+
+
+def test_orphans_are_not_said_to_be_uncited_by_open_manuscripts(paper):
+    bib = paper / "refs.bib"
+    bib.write_text(bib.read_text(encoding="utf-8") + "\n@misc{unused2020,\n  title = {Never "
+                   "cited},\n  year = {2020},\n}\n", encoding="utf-8")
+    done = citelsp(paper, "check", "paper.md", "refs.bib", "--offline", "--fail-on", "never")
+    orphan = [line for line in done.stdout.splitlines() if "ORPHAN_REFERENCE" in line]
+    assert orphan and orphan[0].endswith("'unused2020' is not cited by any manuscript checked")
