@@ -107,8 +107,8 @@ class DailyBudget:
         return None
 
     def exhaust(self, endpoint: str) -> None:
-        """The service says today's budget is gone (a usage header, a refusal): spend the
-        rest, so that neither this process nor another asks again today."""
+        """The service says today's budget is gone (its usage header): spend the rest, so
+        that neither this process nor another asks again today."""
         allowance = self._budgets.get(endpoint)
         if allowance is None:
             return
