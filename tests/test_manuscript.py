@@ -57,10 +57,11 @@ def test_markdown_reads_front_matter_markers_and_pandoc_in_order():
     assert m.uri == URI and m.text == MARKDOWN
     assert m.bibliography_paths == ["refs.bib", "more.json"]
     assert [(c.key, c.syntax) for c in m.citations] == [
+        ("at", "pandoc"),
         ("smith2020", "marker"),
         ("doe99", "pandoc"),
     ]
-    assert [cut(MARKDOWN, c.span) for c in m.citations] == ["smith2020", "doe99"]
+    assert [cut(MARKDOWN, c.span) for c in m.citations] == ["at", "smith2020", "doe99"]
     assert [(p.code, cut(MARKDOWN, p.span)) for p in m.problems] == [
         ("MALFORMED_MARKER", "<!--ref:9bad-->")
     ]
@@ -74,10 +75,22 @@ def test_bibliography_as_a_single_string():
     assert [c.key for c in m.citations] == ["a"]
 
 
-def test_front_matter_must_start_the_file():
-    text = "\n---\nbibliography: refs.bib\n---\n"
+def test_a_yaml_block_after_a_blank_line_is_metadata_like_the_front_matter():
+    """pandoc reads YAML metadata blocks anywhere after a blank line; a later block's field
+    replaces an earlier one's."""
+    text = ("\n---\nbibliography: refs.bib\ntitle: On @a\n---\n\nText @b.\n\n"
+            "---\ntitle: On @c\nabstract: |\n  See @d and `@code`.\nnote_: '@ignored'\n...\n")
     assert front_matter(text) is None
-    assert parse_manuscript(URI, text, "markdown").bibliography_paths == []
+    m = parse_manuscript(URI, text, "markdown")
+    assert m.bibliography_paths == ["refs.bib"]
+    assert [(c.key, cut(text, c.span)) for c in m.citations] == [
+        ("b", "b"), ("c", "c"), ("d", "d")]
+
+
+def test_a_paragraph_between_rules_is_not_metadata():
+    text = "Text\n\n---\nnot: [yaml\n---\n\n@a\n"
+    m = parse_manuscript(URI, text, "markdown")
+    assert [c.key for c in m.citations] == ["a"] and m.problems == []
 
 
 def test_rule_followed_by_a_blank_line_is_not_front_matter():

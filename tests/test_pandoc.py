@@ -68,11 +68,12 @@ def test_key_grammar_keeps_internal_punctuation_and_drops_trailing(written, key)
     assert at_span == key
 
 
-def test_braced_key_takes_any_characters():
-    text = "See [@{Doe, J. (2020)!}, p. 1]."
-    [(key, at_span, full)] = cited(text)
-    assert key == at_span == "Doe, J. (2020)!"
-    assert full == "[@{Doe, J. (2020)!}, p. 1]"
+def test_braced_key_takes_any_characters_but_space_with_balanced_braces():
+    text = "See [@{Doe,J.(2020)!}, p. 1] and @{a{b}c}, not @{a b} or @{}."
+    [(key, at_span, full), (nested, _, _)] = cited(text)
+    assert key == at_span == "Doe,J.(2020)!"
+    assert full == "[@{Doe,J.(2020)!}, p. 1]"
+    assert nested == "a{b}c"
 
 
 @pytest.mark.parametrize(
@@ -98,13 +99,22 @@ def test_inline_code_is_not_a_citation():
 
 
 def test_fenced_code_is_not_a_citation():
-    text = "before @a\n```python\n@decorator\n[@b]\n```\nafter @c\n~~~~\n@d\n~~~\n@e\n~~~~\n@f\n"
+    text = "before @a\n```python\n@decorator\n[@b]\n```\nafter @c\n\n~~~~\n@d\n~~~\n@e\n~~~~\n@f\n"
     assert [k for k, _, _ in cited(text)] == ["a", "c", "f"]
 
 
-def test_unclosed_fence_runs_to_the_end():
-    text = "@a\n```\n@b\n"
-    assert [k for k, _, _ in cited(text)] == ["a"]
+def test_a_fence_does_not_interrupt_a_paragraph():
+    """pandoc reads ``~~~`` right after a line of text as text (a backtick "fence" there is
+    a code span, as it is in pandoc)."""
+    text = "after @c\n~~~~\n@d\n~~~~\n"
+    assert [k for k, _, _ in cited(text)] == ["c", "d"]
+
+
+def test_unclosed_fence_is_text():
+    """pandoc reads a fence nobody closes as a line of text (CommonMark would run it to the
+    end)."""
+    text = "@a\n~~~\n@b\n"
+    assert [k for k, _, _ in cited(text)] == ["a", "b"]
 
 
 def test_shorter_closing_fence_does_not_close():
@@ -168,10 +178,10 @@ def test_mask_keeps_length_and_line_breaks():
     assert len(masked) == len(text)
 
 
-def test_code_regions_from_an_offset():
-    text = "`x`\n```\ny\n```\n"
-    assert code_regions(text, 4) == [Span(4, 13)]
-    assert code_regions(text, 0, inline=False) == [Span(4, 13)]
+def test_code_regions_with_and_without_code_spans():
+    text = "`x`\n\n```\ny\n```\n"
+    assert code_regions(text) == [Span(0, 3), Span(5, 14)]
+    assert code_regions(text, inline=False) == [Span(5, 14)]
 
 
 @pytest.mark.parametrize(

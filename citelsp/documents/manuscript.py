@@ -8,7 +8,6 @@ only. Code (fenced blocks, and code spans in Markdown) is masked before any scan
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
@@ -16,6 +15,7 @@ import yaml
 
 from citelsp.documents import latex, markers, myst, pandoc
 from citelsp.documents.bibitems import parse_bibitems
+from citelsp.documents.markdown import YamlBlock, scan_blocks
 from citelsp.documents.model import Citation, Manuscript, Problem, Severity
 from citelsp.spans import Span
 
@@ -35,16 +35,9 @@ _LANGUAGES: dict[str, Language] = {
 
 _FRONT_MATTER_OPEN = re.compile(r"\ufeff?---[ \t]*\r?\n(?![ \t]*\r?\n)")
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$\n?", re.M)
-
-
-@dataclass(frozen=True)
-class FrontMatter:
-    """The YAML block at the very start of a Markdown file."""
-
-    span: Span
-    """The block with its ``---`` fences."""
-    body: Span
-    """The YAML between the fences."""
+_NOT_PROSE = frozenset({"bibliography", "references", "nocite"})
+"""Metadata fields whose values are not text that cites: paths, the inline bibliography, and
+``nocite`` (read on its own)."""
 
 
 def language_for_path(path: str) -> Language | None:
@@ -66,40 +59,28 @@ def parse_manuscript(uri: str, text: str, language: str) -> Manuscript:
             manuscript.bibliography_paths += [
                 p for p in latex.latex_inputs(text) if p.lower().endswith(".bbl")]
         return manuscript
-    hidden: list[Span] = []
-    start = 0
-    nocite: list[Citation] = []
-    if language == "markdown" and (front := front_matter(text)) is not None:
-        nocite = _read_front_matter(manuscript, front)
-        hidden.append(front.span)
-        start = front.span.end
+    if language != "markdown":  # markers outside fenced code
+        fences = scan_blocks(text, front=None, indented=False).code
+        manuscript.citations, problems = markers.parse_markers(uri, pandoc.mask(text, fences))
+        manuscript.problems.extend(problems)
+        return manuscript
+    blocks = scan_blocks(text, front=front_matter(text))
+    metadata = _read_metadata(manuscript, blocks.yaml)
+    hidden = blocks.code + [block.span for block in blocks.yaml]
     roles: list[Citation] = []
-    if language == "markdown" and "{cite" in text:  # MyST roles look like code spans
-        outside = hidden + pandoc.code_regions(text, start, inline=False)
-        outside = sorted(outside + pandoc.html_comments(text))
-        roles = myst.parse_myst_roles(uri, pandoc.mask(text, _disjoint(outside)))
-    hidden += pandoc.code_regions(text, start, inline=language == "markdown")
+    if "{cite" in text:  # MyST roles look like code spans
+        outside = pandoc.disjoint(hidden + pandoc.html_comments(text))
+        roles = myst.parse_myst_roles(uri, pandoc.mask(text, outside))
+    hidden = pandoc.disjoint(hidden + pandoc.code_spans(text, blocks.code))
     prose = pandoc.mask(text, hidden)
     manuscript.citations, problems = markers.parse_markers(uri, prose)
     manuscript.problems.extend(problems)
-    if language == "markdown":
-        manuscript.citations += nocite + roles + pandoc.parse_pandoc(uri, prose)
-        manuscript.citations.sort(key=lambda c: c.span)
+    manuscript.citations += metadata + roles + pandoc.parse_pandoc(uri, prose, blocks.examples)
+    manuscript.citations.sort(key=lambda c: c.span)
     return manuscript
 
 
-def _disjoint(spans: list[Span]) -> list[Span]:
-    """Sorted spans merged where they overlap (``mask`` takes them in order, apart)."""
-    merged: list[Span] = []
-    for span in spans:
-        if merged and span.start <= merged[-1].end:
-            merged[-1] = Span(merged[-1].start, max(merged[-1].end, span.end))
-        else:
-            merged.append(span)
-    return merged
-
-
-def front_matter(text: str) -> FrontMatter | None:
+def front_matter(text: str) -> YamlBlock | None:
     """The front matter: ``---`` on the first line (not followed by a blank line, which
     would make it a rule) up to a ``---`` or ``...`` line."""
     opening = _FRONT_MATTER_OPEN.match(text)
@@ -108,53 +89,99 @@ def front_matter(text: str) -> FrontMatter | None:
     closing = _FRONT_MATTER_CLOSE.search(text, opening.end())
     if closing is None:
         return None
-    return FrontMatter(Span(0, closing.end()), Span(opening.end(), closing.start()))
+    return YamlBlock(Span(0, closing.end()), Span(opening.end(), closing.start()))
 
 
-def _read_front_matter(manuscript: Manuscript, front: FrontMatter) -> list[Citation]:
-    """Bibliographies and inline references into ``manuscript``; the ``nocite:`` keys
-    returned, to join the text's citations."""
-    body = manuscript.text[front.body.start : front.body.end]
-    try:
-        data = yaml.load(body, Loader=yaml.BaseLoader)  # strings only: no type guessing
-    except (yaml.YAMLError, RecursionError) as error:
-        manuscript.problems.append(_yaml_problem(manuscript.text, front, error))
-        return []
-    if not isinstance(data, dict):
-        return []
-    bibliography = data.get("bibliography")
-    manuscript.bibliography_listed = isinstance(bibliography, list)
-    if isinstance(bibliography, str):
-        bibliography = [bibliography]
-    if isinstance(bibliography, list):
-        manuscript.bibliography_paths += [p for p in bibliography if isinstance(p, str) and p]
-    if data.get("references"):
+def _read_metadata(manuscript: Manuscript, blocks: list[YamlBlock]) -> list[Citation]:
+    """Bibliographies and inline references into ``manuscript`` from its YAML metadata blocks
+    (a later block's field replaces an earlier one's, as in pandoc); the citations returned
+    are the ``nocite:`` keys and those in the text of other fields (a title or an abstract
+    cites like the body)."""
+    text = manuscript.text
+    fields: dict[str, tuple[YamlBlock, yaml.Node]] = {}
+    for block in blocks:
+        try:
+            root = yaml.compose(text[block.body.start:block.body.end], Loader=yaml.SafeLoader)
+        except (yaml.YAMLError, RecursionError) as error:
+            manuscript.problems.append(_yaml_problem(text, block, error))
+            continue
+        if isinstance(root, yaml.MappingNode):
+            for name, value in root.value:
+                if isinstance(name, yaml.ScalarNode):
+                    fields[name.value] = (block, value)
+    citations: list[Citation] = []
+    if "bibliography" in fields:
+        _, node = fields["bibliography"]
+        manuscript.bibliography_listed = isinstance(node, yaml.SequenceNode)
+        items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        manuscript.bibliography_paths += [
+            item.value for item in items if isinstance(item, yaml.ScalarNode) and item.value]
+    if "references" in fields and fields["references"][1].value:
         from citelsp.documents.csl import parse_csl_yaml  # CSL parsing only when needed
 
-        manuscript.inline = parse_csl_yaml(
-            manuscript.uri, manuscript.text, front.body.start, front.body.end
-        )
-    if not data.get("nocite"):
-        return []
-    node = _value_node(body, "nocite")
-    if node is None:
-        return []
-    offset = front.body.start
-    return pandoc.parse_nocite(manuscript.uri, manuscript.text,
-                               offset + node.start_mark.index, offset + node.end_mark.index)
+        block, _ = fields["references"]
+        manuscript.inline = parse_csl_yaml(manuscript.uri, text, block.body.start,
+                                           block.body.end)
+    if "nocite" in fields and fields["nocite"][1].value:
+        block, node = fields["nocite"]
+        offset = block.body.start
+        citations += pandoc.parse_nocite(manuscript.uri, text, offset + node.start_mark.index,
+                                         offset + node.end_mark.index)
+    for name, (block, node) in fields.items():
+        if name not in _NOT_PROSE and not name.endswith("_"):
+            for scalar in _scalars(node):
+                citations += _value_citations(manuscript.uri, text, scalar, Span(
+                    block.body.start + scalar.start_mark.index,
+                    block.body.start + scalar.end_mark.index))
+    return citations
 
 
-def _value_node(body: str, key: str) -> yaml.Node | None:
-    """The node of a top-level key's value, with the marks that place it in ``body``."""
-    from citelsp.documents.csl import mapping_value  # YAML nodes only when needed
+def _value_citations(uri: str, text: str, scalar: yaml.ScalarNode,
+                     span: Span) -> list[Citation]:
+    """The citations of a metadata value, which pandoc reads as a Markdown document of its
+    own; each placed where its key is written in ``span`` (YAML escapes aside)."""
+    found = parse_markdown_citations(uri, scalar.value)
+    citations: list[Citation] = []
+    pos = span.start
+    for citation in found:
+        at = text.find(citation.key, pos, span.end)
+        key = Span(at, at + len(citation.key)) if at != -1 else span
+        pos = key.end if at != -1 else pos
+        citations.append(Citation(key=citation.key, span=key, uri=uri, syntax="pandoc",
+                                  full_span=key))
+    return citations
 
-    try:
-        return mapping_value(yaml.compose(body, Loader=yaml.SafeLoader), key)
-    except (yaml.YAMLError, RecursionError):
-        return None
+
+def parse_markdown_citations(uri: str, text: str) -> list[Citation]:
+    """The pandoc citations of a Markdown document without metadata: code blocks, code spans
+    and example list labels apart."""
+    blocks = scan_blocks(text)
+    hidden = pandoc.disjoint(blocks.code + pandoc.code_spans(text, blocks.code))
+    return pandoc.parse_pandoc(uri, pandoc.mask(text, hidden), blocks.examples)
 
 
-def _yaml_problem(text: str, front: FrontMatter, error: Exception) -> Problem:
+def _scalars(node: yaml.Node) -> list[yaml.ScalarNode]:
+    """The scalar values under ``node`` that could cite (mapping keys are names, not text);
+    each node once, however often aliases repeat it."""
+    found: list[yaml.ScalarNode] = []
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, yaml.ScalarNode):
+            if "@" in item.value:
+                found.append(item)
+        elif isinstance(item, yaml.SequenceNode):
+            stack += item.value
+        elif isinstance(item, yaml.MappingNode):
+            stack += [value for _, value in item.value]
+    return found
+
+
+def _yaml_problem(text: str, front: YamlBlock, error: Exception) -> Problem:
     mark = getattr(error, "problem_mark", None)
     index = getattr(mark, "index", None)
     if index is None:

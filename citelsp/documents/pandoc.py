@@ -12,14 +12,18 @@ import bisect
 import re
 from collections.abc import Iterable
 
+from citelsp.documents.markdown import scan_blocks
 from citelsp.documents.model import Citation
 from citelsp.spans import Span
 
 MASK = "\0"
 """Fill for masked text: neither whitespace nor a word character, so no grammar sees through it."""
 
-_KEY = r"\w(?:\w|[:.#$%&+?<>~/-](?=\w)|[:/](?=/))*"
-_CITE = re.compile(r"(?<![\w\\/@.])@(?:\{(?P<braced>[^{}\n]+)\}|(?P<key>" + _KEY + r"))")
+_KEY = r"(?:\*(?=\w))?\w(?:\w|[:.#$%&+?<>~/-](?=\w)|[:/](?=/))*"
+_BRACED = r"(?:[^{}\s]|\{(?:[^{}\s]|\{[^{}\s]*\})*\})+"
+_CITE = re.compile(r"(?<![\\/.])@(?:\{(?P<braced>" + _BRACED + r")\}|(?P<key>" + _KEY + r"))")
+"""A key as pandoc reads one: a word character (or ``*`` before one) then word characters and
+punctuation that a word character follows; or braced, with balanced braces and no space."""
 _CROSS_REFERENCE = re.compile(
     r"(?:fig|tbl|lst|eq|sec|tip|nte|wrn|imp|cau|thm|lem|cor|prp|cnj|def|exm|exr|sol|rem)-\w"
     r"|(?:fig|tbl|lst|eq|sec):\w")
@@ -27,29 +31,42 @@ _CROSS_REFERENCE = re.compile(
 (``fig:``)."""
 _EVERY_ENTRY = re.compile(r"(?<![\w\\/@.])@\*")
 _BRACKETS = re.compile(r"\[(?:[^\[\]\n]|\n(?![ \t]*\r?\n))*\]")
-_FENCE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.M)
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
 _NOT_NEWLINE = re.compile(r"[^\r\n]")
 
 
-def parse_pandoc(uri: str, text: str) -> list[Citation]:
-    """Every pandoc citation key in ``text`` (code already masked; HTML comments are skipped).
+def parse_pandoc(uri: str, text: str, examples: Iterable[Span] = ()) -> list[Citation]:
+    """Every pandoc citation key in ``text`` (code already masked; HTML comments, math, raw
+    HTML and TeX, link targets and titles, and example list labels are skipped).
 
     A key inside a bracket group spans the group in ``full_span``; an in-text ``@key`` spans
-    itself. ``@`` after a word character (an e-mail address), ``\\``, ``/`` or ``.`` is text.
+    itself. ``@`` right after a letter or digit (an e-mail address), ``\\``, ``/`` or ``.``
+    is text, as in pandoc (``/`` deliberately: pandoc reads ``https://host/@user`` as a
+    citation); right after another citation it opens one (``@a@b``). Outside brackets,
+    the label of an example list item (``examples``, spans of ``text``) refers to the item.
     """
-    prose = mask(text, html_comments(text))
-    groups = [m.span() for m in _BRACKETS.finditer(prose)]
+    examples = list(examples)
+    labels = {text[span.start:span.end] for span in examples}
+    hidden = html_comments(text) + _outside_keys(text, raw_inline(text))
+    prose = mask(text, disjoint(hidden + [Span(s.start - 2, s.end + 1) for s in examples]))
+    groups = [m.span() for m in _BRACKETS.finditer(prose)
+              if not text.startswith(("(", "{", "["), m.end())]  # a link or a span
     citations: list[Citation] = []
     g = 0
+    after_citation = -1
     for m in _CITE.finditer(prose):
+        if m.start() > 0 and m.start() != after_citation and _after_word(prose[m.start() - 1]):
+            continue
+        after_citation = m.end()
         name = "braced" if m.group("braced") is not None else "key"
         key = m.group(name)
         while g < len(groups) and groups[g][1] <= m.start():
             g += 1
         if g < len(groups) and groups[g][0] < m.start():
             full = Span(*groups[g])
+        elif key in labels:  # (@label) and @label refer to an example list item
+            continue
         else:
             full = Span(m.start(), m.end())
         citations.append(
@@ -62,6 +79,27 @@ def parse_pandoc(uri: str, text: str) -> list[Citation]:
             )
         )
     return citations
+
+
+def _outside_keys(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` less those that start inside a citation key: pandoc reads left to right, so
+    ``@a$b$c`` and ``[@a<b>c]`` cite ``a$b$c`` and ``a<b>c``, not math or an HTML tag."""
+    if not spans:
+        return spans
+    keys = [(m.start(), m.end()) for m in _CITE.finditer(text)]
+    starts = [start for start, _ in keys]
+    kept: list[Span] = []
+    for span in spans:
+        k = bisect.bisect_right(starts, span.start) - 1
+        if k < 0 or not keys[k][0] < span.start < keys[k][1]:
+            kept.append(span)
+    return kept
+
+
+def _after_word(ch: str) -> bool:
+    """A letter or digit before ``@``: pandoc reads the ``@`` as part of a word (``_`` is not
+    one: ``_@e_`` cites ``e_``)."""
+    return ch.isalnum()
 
 
 def is_cross_reference(citation: Citation) -> bool:
@@ -79,6 +117,8 @@ def parse_nocite(uri: str, text: str, start: int, end: int) -> list[Citation]:
                           full_span=Span(m.start(), m.end()), wildcard=True)
                  for m in _EVERY_ENTRY.finditer(text, start, end)]
     for m in _CITE.finditer(text, start, end):
+        if m.start() > start and _after_word(text[m.start() - 1]):
+            continue
         name = "braced" if m.group("braced") is not None else "key"
         citations.append(Citation(key=m.group(name), span=Span(m.start(name), m.end(name)),
                                   uri=uri, syntax="pandoc", full_span=Span(m.start(), m.end())))
@@ -113,40 +153,16 @@ def html_comments(text: str) -> list[Span]:
     return spans
 
 
-def code_regions(text: str, start: int = 0, *, inline: bool = True) -> list[Span]:
-    """Fenced code blocks (and, when ``inline``, code spans) from ``start`` on, in order.
-
-    Fences follow CommonMark: three or more backticks or tildes open, the same character at
-    least as many times on a line of its own closes, and an unclosed fence runs to the end.
-    Any indentation is accepted, since fences inside list items are indented.
-    """
-    fences = _fences(text, start)
+def code_regions(text: str, *, inline: bool = True) -> list[Span]:
+    """Code blocks, fenced and indented, as pandoc reads them (and, when ``inline``, code
+    spans), in order."""
+    fences = scan_blocks(text).code
     if not inline:
         return fences
-    return sorted(fences + _code_spans(text, start, fences))
+    return sorted(fences + code_spans(text, fences))
 
 
-def _fences(text: str, start: int) -> list[Span]:
-    fences: list[Span] = []
-    opening: re.Match[str] | None = None
-    for m in _FENCE.finditer(text, start):
-        fence, info = m.group("fence"), m.group("info")
-        if opening is None:
-            if not (fence[0] == "`" and "`" in info):
-                opening = m
-        elif (
-            fence[0] == opening.group("fence")[0]
-            and len(fence) >= len(opening.group("fence"))
-            and not info.strip()
-        ):
-            fences.append(Span(opening.start(), m.end()))
-            opening = None
-    if opening is not None:
-        fences.append(Span(opening.start(), len(text)))
-    return fences
-
-
-def _code_spans(text: str, start: int, fences: list[Span]) -> list[Span]:
+def code_spans(text: str, fences: list[Span], start: int = 0) -> list[Span]:
     """Backtick code spans outside ``fences``; a span never crosses a blank line or a fence.
 
     Each opener looks up the next run of the same length by bisection, so the pass stays
@@ -183,4 +199,131 @@ def _code_spans(text: str, start: int, fences: list[Span]) -> list[Span]:
                 i = same[j] + 1
                 continue
         i += 1
+    return spans
+
+
+def disjoint(spans: list[Span]) -> list[Span]:
+    """Spans sorted and merged where they overlap (``mask`` takes them in order, apart)."""
+    merged: list[Span] = []
+    for span in sorted(spans):
+        if merged and span.start <= merged[-1].end:
+            merged[-1] = Span(merged[-1].start, max(merged[-1].end, span.end))
+        else:
+            merged.append(span)
+    return merged
+
+
+_RAW_ELEMENT = re.compile(r"<(pre|script|style|textarea)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_TAG_START = re.compile(r"</?[A-Za-z]")
+_HTML_TAG = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'"
+    r"|[^\s\"'=<>`]+))?)*\s*/?>")
+_AUTOLINK = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>]+)>")
+_TEX_ENVIRONMENT = re.compile(r"\\begin\{([A-Za-z*]+)\}.*?\\end\{\1\}", re.S)
+_TEX_COMMAND = re.compile(r"(?<!\\)\\[A-Za-z]+\*?")
+_TEX_STOP = re.compile(r"(?<!\\)(?:%|#\d|\$)")
+"""In an argument, what makes TeX stop (a ``%`` comment, a parameter ``#1``, an unbalanced
+``$`` in braces), so that pandoc gives up on the command and reads the text."""
+_TEX_OPTIONS = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)*")
+_LINK_TARGET = re.compile(
+    r"\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)")
+_REFERENCE_DEFINITION = re.compile(
+    r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*(?P<target>\S+(?:[ \t]*\n?[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'"
+    r"|\([^()\n]*\)))?)", re.M)
+_ATTRIBUTES = re.compile(r"(?<=[\]`\0])\{[^{}\n]*\}|\{[#.=][^{}\n]*\}[ \t]*$|^:{3,}.*$", re.M)
+_DOLLARS = re.compile(r"(?<!\\)\$\$?")
+_NEW_BLOCK = r"(?![ \t>]*\n)(?![ \t>]*(?:[*+-]|\d{1,9}[.)]|#{1,6})[ \t])"
+"""After a newline: not a blank line, nor a list item or header, where a paragraph ends."""
+_INLINE_MATH = re.compile(
+    r"(?:\\[\s\S]|[^\\$\s]|[ \t]+(?![ \t\n$])|[ \t]*\n" + _NEW_BLOCK + r"(?![ \t]*\$))*")
+_DISPLAY_MATH = re.compile(r"(?:\\[\s\S]|\$(?!\$)|[^\\$\n]|\n" + _NEW_BLOCK + r")*")
+
+
+def raw_inline(text: str) -> list[Span]:
+    """What pandoc reads in running text but never as citations: TeX math (``$…$``,
+    ``$$…$$``), raw HTML tags and ``<pre>``/``<script>`` elements, autolinks, raw TeX
+    commands with their arguments and environments, link targets and titles, and
+    attributes. Unsorted."""
+    spans: list[Span] = []
+    if "$" in text:
+        spans += _math(text)
+    if "<" in text:
+        spans += [Span(*m.span()) for m in _RAW_ELEMENT.finditer(text) if _raw(m)]
+        spans += [Span(*m.span()) for m in _HTML_TAG.finditer(text)]
+        spans += [Span(*m.span()) for m in _AUTOLINK.finditer(text)]
+    if "\\" in text:
+        spans += [Span(*m.span()) for m in _TEX_ENVIRONMENT.finditer(text)]
+        spans += _tex_commands(text)
+    if "](" in text:
+        spans += [Span(m.start() + 1, m.end()) for m in _LINK_TARGET.finditer(text)]
+    if "]:" in text:
+        spans += [Span(*m.span("target")) for m in _REFERENCE_DEFINITION.finditer(text)]
+    if "{" in text or ":::" in text:
+        spans += [Span(*m.span()) for m in _ATTRIBUTES.finditer(text)]
+    return spans
+
+
+def _tex_stops(text: str, start: int, end: int, *, math: bool = True) -> bool:
+    found = [m.group() for m in _TEX_STOP.finditer(text, start, end)]
+    dollars = found.count("$")
+    return len(found) > dollars or (math and dollars % 2 == 1)
+
+
+def _raw(element: re.Match[str]) -> bool:
+    """A ``<pre>`` element is raw unless a ``<`` in it opens a tag that no ``>`` closes
+    before the next ``<`` (pandoc's HTML reader then takes the end tag into that tag, and
+    reads the content as Markdown)."""
+    if element.group(1).lower() != "pre":
+        return True
+    inner = element.group(0)
+    return all(-1 < inner.find(">", m.end()) < _next(inner, "<", m.end())
+               for m in _TAG_START.finditer(inner))
+
+
+def _next(text: str, sub: str, start: int) -> int:
+    at = text.find(sub, start)
+    return len(text) if at == -1 else at
+
+
+def _math(text: str) -> list[Span]:
+    """``$…$`` and ``$$…$$`` as pandoc's tex_math_dollars reads them: ``$`` opens before a
+    non-space and closes after one, not before a digit; neither crosses a blank line."""
+    spans: list[Span] = []
+    pos = 0
+    for m in _DOLLARS.finditer(text):
+        if m.start() < pos:
+            continue
+        display = m.end() - m.start() == 2
+        if not display and (m.end() == len(text) or text[m.end()].isspace()):
+            continue
+        body = (_DISPLAY_MATH if display else _INLINE_MATH).match(text, m.end())
+        close = body.end()
+        closer = "$$" if display else "$"
+        if (close > m.end() and text.startswith(closer, close)
+                and not text[close + len(closer):close + len(closer) + 1].isdigit()):
+            spans.append(Span(m.start(), close + len(closer)))
+            pos = close + len(closer)
+    return spans
+
+
+def _tex_commands(text: str) -> list[Span]:
+    """Raw TeX commands with their ``[options]`` (after spaces, as TeX skips them) and the
+    ``{arguments}`` right after them, which pandoc passes through unread."""
+    from citelsp.documents.latex import closing_brace  # TeX braces only when needed
+
+    spans: list[Span] = []
+    pos = 0
+    for m in _TEX_COMMAND.finditer(text):
+        if m.start() < pos:
+            continue
+        end = _TEX_OPTIONS.match(text, m.end()).end()
+        if _tex_stops(text, m.end(), end, math=False):
+            continue
+        while text.startswith("{", end):
+            close = closing_brace(text, end + 1, len(text))
+            if close is None or _tex_stops(text, end, close):
+                break  # TeX would stop here: pandoc reads text
+            end = close + 1
+        spans.append(Span(m.start(), end))
+        pos = end
     return spans
