@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.csl import parse_csl_json
 from citelsp.documents.model import Person, Work
 from citelsp.resolution import arxiv, crossref, datacite, openalex
@@ -316,6 +317,45 @@ class _Sources:
     dblp: Any
 
 
+_BIBTEX_TYPES = {"article-journal": ("article", "journal"),
+                 "paper-conference": ("inproceedings", "booktitle"),
+                 "chapter": ("incollection", "booktitle"), "book": ("book", None),
+                 "thesis": ("phdthesis", None), "report": ("techreport", None)}
+_BIBTEX_SPECIAL = re.compile(r"([&%#_$])")
+
+
+def _braced(text: str) -> str:
+    """Text as a BibTeX author types it: LaTeX specials escaped, a title's math kept."""
+    if "$" in text and "\\" in text:
+        return text  # arXiv titles are LaTeX already
+    return _BIBTEX_SPECIAL.sub(r"\\\1", text.replace("{", "").replace("}", ""))
+
+
+def _garbled(name: dict) -> bool:
+    """A record name that holds several people (``ESCHARD, REMI, GUY DESAUBLIAUX, RUE``,
+    a given name ``C. SOTELO-MONTES† and I. K.``): no BibTeX spelling of it is the author's."""
+    family, given = name.get("family", ""), name.get("given", "")
+    return family.count(",") > 1 or " and " in f" {family} {given} "
+
+
+def _bibtex(item: dict) -> str:
+    """A CSL item as the BibTeX entry its author would have written instead."""
+    kind, venue_field = _BIBTEX_TYPES.get(item["type"], ("misc", "howpublished"))
+    names = [f"{{{_braced(a['literal'])}}}" if "literal" in a
+             else f"{_braced(a['family'])}, {_braced(a['given'])}".rstrip(", ")
+             for a in item.get("author", [])]
+    fields = {"title": f"{{{_braced(item['title'])}}}", "author": " and ".join(names)}
+    if item.get("issued"):
+        fields["year"] = str(item["issued"]["date-parts"][0][0])
+    if item.get("container-title") and venue_field:
+        fields[venue_field] = _braced(item["container-title"])
+    for csl, bib in (("volume", "volume"), ("page", "pages"), ("DOI", "doi"), ("URL", "url")):
+        if item.get(csl):
+            fields[bib] = _braced(item[csl]) if bib not in ("doi", "url") else item[csl]
+    body = "".join(f"  {k} = {{{v}}},\n" for k, v in fields.items() if v)
+    return f"@{kind}{{{item['id']},\n{body}}}\n"
+
+
 SERVICES = ("crossref", "openalex", "datacite", "arxiv")
 
 
@@ -328,10 +368,15 @@ class Graded:
     sources: _Sources
 
 
-def _judged(entries: list[dict], sources: _Sources) -> tuple[dict, dict]:
-    """(entry id → finding priorities, entry id → P0/P1 finding lines) for CSL-JSON items."""
-    bib = parse_csl_json("file:///real.json", json.dumps(entries))
-    assert bib is not None and not bib.problems
+def _judged(entries: list[dict], sources: _Sources, *, bibtex: bool = False
+            ) -> tuple[dict, dict]:
+    """(entry id → finding priorities, entry id → P0/P1 finding lines) for CSL-JSON items,
+    written as CSL-JSON or, with ``bibtex``, as BibTeX."""
+    if bibtex:
+        bib = parse_bibtex("file:///real.bib", "".join(map(_bibtex, entries)))
+    else:
+        bib = parse_csl_json("file:///real.json", json.dumps(entries))
+    assert bib is not None and not bib.problems, bib.problems[:3]
     ctx = Context(sources=sources, today=date.today(), arxiv_recheck_delay=0)
 
     async def run() -> list:
@@ -530,3 +575,14 @@ def test_a_name_in_another_script_is_not_compared_with_its_transliteration():
     wrong = (*cited[:2], Person("Kovalenko", "S. V."), cited[3])
     assert "author" not in _cited(record, authors=wrong)  # not comparable: no verdict either way
     assert _cited(record, authors=(cited[0], cited[1], cited[3]))["author"] == "METADATA_CONFLICT"
+
+
+def test_the_same_correct_entries_written_in_bibtex_get_no_p0_or_p1(graded):
+    """LaTeX escapes (``Trends in Ecology \\& Evolution``), braces and ``--`` page ranges
+    read as the CSL-JSON entries do."""
+    entries = [{"id": f"w{n}", **w.item} for n, w in enumerate(graded.written)
+               if not any(_garbled(a) for a in w.item["author"])]
+    priorities, codes = _judged(entries, graded.sources, bibtex=True)
+    flagged = {graded.written[int(k[1:])].key: sorted(codes[k])
+               for k, p in priorities.items() if p & {"P0", "P1"}}
+    assert not flagged, f"{len(flagged)} of {len(entries)}: {flagged}"

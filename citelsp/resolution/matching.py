@@ -34,6 +34,7 @@ IdJudgementKind = Literal[
 ]
 
 _NAME_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+_GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,13 @@ class TitleJudgement:
 
 
 def _name_tokens(s: str) -> list[str]:
-    return _NAME_TOKEN.findall(fold_name(s))
+    """Folded words of a family name without a generational suffix: Crossref sometimes
+    gives ``Trotter, Jr.`` as the family name, BibTeX reads ``Trotter, Jr., Leslie`` as
+    Trotter with a suffix."""
+    tokens = _NAME_TOKEN.findall(fold_name(s))
+    while len(tokens) > 1 and tokens[-1] in _GENERATIONS:
+        tokens.pop()
+    return tokens
 
 
 def same_person(cited: Person, found: Person) -> bool:
