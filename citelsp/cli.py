@@ -13,6 +13,7 @@ import contextlib
 import gc
 import glob
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -149,6 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the report only: no progress, notices or summary on stderr")
     check.add_argument("--triangulate", action="store_true",
                        help="ask every source, not only those a verdict needs")
+    check.add_argument("--summary-csv", type=Path, metavar="FILE",
+                       help="also write one row per manuscript (references, checked, items "
+                            "by priority) as CSV: for screening many submissions")
+    check.add_argument("--summary-json", type=Path, metavar="FILE",
+                       help="the same per-manuscript summary as JSON")
 
     index_command.add_parser(sub)
 
@@ -280,16 +286,33 @@ class _Terminal(Listener):
     def __init__(self, progress: bool, quiet: bool) -> None:
         self.progress = progress
         self.quiet = quiet
+        self.bar = None
 
     def report(self, done: int, total: int) -> None:
-        if self.progress:
-            end = "\n" if done == total else ""
-            print(f"\rVerifying references {done}/{total}", end=end, file=sys.stderr,
-                  flush=True)
+        """A bar with the rate and the time left (tqdm), for a screening of thousands."""
+        if not self.progress:
+            return
+        if self.bar is None or self.bar.total != total:
+            from tqdm import tqdm
+            if self.bar is not None:
+                self.bar.close()
+            self.bar = tqdm(total=total, desc="Verifying references", unit=" refs",
+                            file=sys.stderr, **_bar_size())
+        self.bar.update(done - self.bar.n)
+        if done == total:
+            self.bar.close()
+            self.bar = None
 
     def notice(self, message: str) -> None:
         if not self.quiet and not budget.is_notice(message):  # the summary says it
             print(message, file=sys.stderr)
+
+
+def _bar_size() -> dict[str, int]:
+    """The terminal's size, or 80×24 where it reports none (tqdm hides a bar on a 0-line
+    terminal)."""
+    size = shutil.get_terminal_size()
+    return {"ncols": size.columns or 80, "nrows": size.lines or 24}
 
 
 async def _check(paths: list[Path], folders: dict[str, list[Path]], settings: Settings,
@@ -321,6 +344,7 @@ def check(ns: argparse.Namespace) -> int:
     if _left_to_exit is not None:
         _left_to_exit.append(snapshot)
     errors += input_errors
+    errors += _summaries(snapshot, ns)
     for error in errors:
         print(f"citelsp: {error}", file=sys.stderr)
     if ns.format == "text":
@@ -346,6 +370,21 @@ def check(ns: argparse.Namespace) -> int:
     if coverage.checkable and coverage.checked == 0 and not ns.allow_unchecked:
         return EXIT_UNCHECKED
     return EXIT_OK
+
+
+def _summaries(snapshot: Snapshot, ns: argparse.Namespace) -> list[str]:
+    """Write the per-manuscript summaries asked for; what could not be written."""
+    from citelsp.reports import screening
+
+    errors = []
+    for path, render in ((ns.summary_csv, screening.render_csv),
+                         (ns.summary_json, screening.render_json)):
+        if path is not None:
+            try:
+                path.write_text(render(snapshot), encoding="utf-8")
+            except OSError as exc:
+                errors.append(f"{path}: {exc.strerror}")
+    return errors
 
 
 def decide(ns: argparse.Namespace) -> int:

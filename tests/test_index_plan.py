@@ -160,3 +160,26 @@ def test_index_build_command(tmp_path):
     assert main(["index", "build", str(tmp_path / "j.sqlite")]) == 2
     assert main(["index", "update", str(tmp_path / "none.sqlite"), "--dblp",
                  str(paths["dblp"])]) == 2
+
+
+async def test_the_editor_hover_names_the_snapshot(server, index_file, tmp_path):
+    from tests.lsp_session import lsp_session, open_file, wait_until
+    from tests.test_lsp_verify import hover_at, position_of, verified
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    entries = sample_bib().split("@article")[1:4]
+    (root / "refs.bib").write_text("".join(f"@article{e}" for e in entries))
+    keys = [e.split("{", 1)[1].split(",", 1)[0] for e in entries]
+    cites = " ".join(f"[@{k}]" for k in keys)
+    (root / "paper.md").write_text(f"---\nbibliography: refs.bib\n---\nSee {cites}.\n")
+    env = {**server.env(), "CITELSP_CACHE_DIR": str(tmp_path / "cache"),
+           "CITELSP_INDEX": str(index_file)}
+    async with lsp_session(root, env) as lsp:
+        md = open_file(lsp, root / "paper.md", "markdown")
+        await wait_until(lsp, verified(md, keys[0]))
+        card = await hover_at(lsp, md, position_of(root / "paper.md", f"@{keys[0]}"))
+    assert "found — the work exists as cited" in card
+    assert "Crossref snapshot 2026-07: DOI" in card
+    assert "(Crossref snapshot 2026-07)" in card
+    assert server.requests == []

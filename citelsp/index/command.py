@@ -7,6 +7,7 @@ ordinary: a range of years, a list of venues, or simply a subset of the files.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -114,7 +115,9 @@ class _progress:
         if not sys.stderr.isatty():
             return lambda _n: None
         from tqdm import tqdm
-        self.bar = tqdm(desc=f"{self.label}", unit=" works", unit_scale=True, file=sys.stderr)
+        size = shutil.get_terminal_size()
+        self.bar = tqdm(desc=self.label, unit=" works", unit_scale=True, file=sys.stderr,
+                        ncols=size.columns or 80, nrows=size.lines or 24)
         return self.bar.update
 
     def __exit__(self, *exc: object) -> None:

@@ -104,7 +104,7 @@ def distinct(records: tuple[Record, ...]) -> list[Record]:
 
 def _row(name: str, outcome: Outcome, m: Markup) -> list[str]:
     when = _ago(outcome.checked_at)
-    origin = "cache" if outcome.from_cache else "live"
+    origin = outcome.details.get("snapshot") or ("cache" if outcome.from_cache else "live")
     checked = f"{when} ({origin})" if when else ("—" if m.markdown else "")
     summary = m.link(outcome.url, outcome.summary) if outcome.url else m.text(outcome.summary)
     return [m.text(LABELS.get(name, name)), STATUS_WORDS[outcome.status],
