@@ -35,8 +35,8 @@ def arxiv_key(arxiv_id: str) -> str:
 def identifier_keys(record: Record) -> set[str]:
     """``doi:…``, ``arxiv:…`` and the source's own id (``dblp:conf/…``, ``openalex:W…``)."""
     keys = {f"{record.source}:{record.source_id}"} if record.source_id else set()
-    if record.doi and (key := doi_key(record.doi)):
-        keys.add(key)
+    if record.doi:  # already bare and lowercased by the parser
+        keys.add(f"doi:{record.doi}")
     if record.arxiv_id:
         keys.add(arxiv_key(record.arxiv_id))
     return keys
