@@ -294,10 +294,9 @@ def _preprint_only(venue: str, rs: Sequence[Record]) -> FieldConflict | None:
             name and not is_preprint_venue(name) and venues_agree(venue, name)
             for r in rs for name in (r.venue, *r.venue_aliases)):
         return None  # a version of record votes; an arXiv journal reference may confirm
-    by_source = tuple((r.source, "a preprint") for r in rs)
+    by_source = tuple((r.source, r.venue or "a preprint") for r in rs)
     found = "; ".join(dict.fromkeys(f for _, f in by_source))
-    return FieldConflict("venue", venue, found, "VENUE_UNCONFIRMED", by_source,
-                         "venue not confirmed: only a preprint is known")
+    return FieldConflict("venue", venue, found, "VENUE_UNCONFIRMED", by_source)
 
 
 def _detail(value: str | None) -> str:
