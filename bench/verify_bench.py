@@ -22,7 +22,9 @@ the same cache (a new engine), and the grades: every fabricated DOI must be P0, 
 fabricated title P1 or worse, no correct entry P0 or P1.
 
 Targets (issue 9): 200 references cold in at most 15 s, at most 1.5 requests per reference,
-wall time at most 1.3 × the floor, no 429, a warm rerun with no request.
+wall time at most 1.3 × the floor, no 429, a warm rerun with no request. Since Crossref's
+limits of December 2025 the 15 s hold with ``--mailto`` (its polite pool: 3 lists or queries
+a second); its public pool allows one a second, so 30 title searches alone take 30 s.
 """
 
 from __future__ import annotations
@@ -75,6 +77,11 @@ LIMITS = {
 """Requests allowed per window of seconds, per host: the issue's figures for the first five;
 DataCite's 3,000 per 5 minutes; NCBI's 3 per second without a key; Handle as doi.org; DBLP
 "one or two seconds between two consecutive requests", its lenient end."""
+CROSSREF_LIST_RATE = {True: 3.0, False: 1.0}
+CROSSREF_SINGLE_RATE = {True: 10.0, False: 5.0}
+"""Crossref's rates since 2025-12-01 for lists and queries and for single records, per second,
+with a ``mailto`` (polite pool) and without: the floor counts its two lanes apart (the
+simulated host admits the older 10 a second for both)."""
 GRACE_S = 0.02
 TARGET_COLD_S = 15.0
 TARGET_PER_REFERENCE = 1.5
@@ -192,6 +199,8 @@ class _Limited(ThreadingHTTPServer):
         self.arrivals: collections.deque[float] = collections.deque()
         self.served = 0
         self.refused = 0
+        self.lists = 0
+        """Admitted requests for a list of records (a query string): Crossref's other lane."""
         self.lock = threading.Lock()
         self.verdicts: dict[object, float | None] = {}
         self.times: list[float] = []
@@ -234,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
             write_reply(self, (429, "application/json", body),
                         {"Retry-After": str(max(1, round(wait + 0.5)))})
             return
+        if "?" in self.path:
+            with self.server.lock:
+                self.server.lists += 1
         _endpoint, reply = route_request(self.server.router, self.path, posted,
                                          self.headers.get("Accept", ""))
         write_reply(self, reply)
@@ -254,7 +266,7 @@ def serve(works: list[IndexedWork], latency: float, conn: Connection) -> None:
     try:
         while (message := conn.recv()) is not None:
             if message == "counts":
-                conn.send({name: (s.served, s.refused, list(s.times))
+                conn.send({name: (s.served, s.refused, list(s.times), s.lists)
                            for name, s in servers.items()})
     except EOFError:
         pass
@@ -276,7 +288,7 @@ class IndexProcess:
             raise TimeoutError("the simulated index did not start")
         return self._conn.recv()
 
-    def counts(self) -> dict[str, tuple[int, int, list[float]]]:
+    def counts(self) -> dict[str, tuple[int, int, list[float], int]]:
         self._conn.send("counts")
         return self._conn.recv()
 
@@ -300,6 +312,10 @@ class Run:
     """(class, grade) → count; class is ``correct``, ``fake-doi`` or ``fake-title``."""
     spans: dict[str, tuple[float, float]]
     """Per host, the first and last arrival, in seconds from the start of the run."""
+    lists: int = 0
+    """Crossref's requests for lists of records (searches and DOI batches)."""
+    polite: bool = False
+    """Run with a ``mailto``: Crossref's polite pool."""
 
     @property
     def requests(self) -> int:
@@ -310,7 +326,11 @@ class Run:
         best = (0.0, "-")
         for name, count in self.served.items():
             limit, window = LIMITS[name]
-            best = max(best, (count * window / limit, name))
+            seconds = count * window / limit
+            if name == "crossref":  # two lanes, each at its own published rate
+                seconds = max(seconds, self.lists / CROSSREF_LIST_RATE[self.polite],
+                              (count - self.lists) / CROSSREF_SINGLE_RATE[self.polite])
+            best = max(best, (seconds, name))
         return best
 
 
@@ -342,7 +362,8 @@ async def verify(entries: Sequence[Entry], bases: dict[str, str], cache: Path,
         item = judge(ref, resolution).item
         label = "correct" if not entry.fabricated else f"fake-{entry.kind}"
         grades[(label, item.priority if item is not None else "clean")] += 1
-    return Run(seconds, served, refused, grades, spans)
+    lists = after["crossref"][3] - before["crossref"][3]
+    return Run(seconds, served, refused, grades, spans, lists, polite=bool(mailto))
 
 
 def problems(run: Run) -> list[str]:
