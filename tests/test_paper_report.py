@@ -73,3 +73,10 @@ def test_orphans_are_not_said_to_be_uncited_by_open_manuscripts(paper):
     done = citelsp(paper, "check", "paper.md", "refs.bib", "--offline", "--fail-on", "never")
     orphan = [line for line in done.stdout.splitlines() if "ORPHAN_REFERENCE" in line]
     assert orphan and orphan[0].endswith("'unused2020' is not cited by any manuscript checked")
+
+
+def test_a_doi_is_shown_as_it_is_cited(paper):
+    markdown = "\n".join(check(paper, "--format", "markdown"))
+    assert "doi:10.1002/JOR.1100150407" in markdown
+    assert "<https://doi.org/10.1002/JOR.1100150407>" in markdown
+    assert "jor.1100150407" not in markdown

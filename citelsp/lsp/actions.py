@@ -48,8 +48,8 @@ def link_actions(ref: Reference, result: ReferenceResult | None) -> list[types.C
     ids = result.resolution.ids if result is not None else None
     actions = []
     if ids is not None and ids.doi is not None:
-        actions.append(_command(f"Open DOI {ids.doi.value} for a human check", OPEN_URL,
-                                links.doi_url(ids.doi.value)))
+        actions.append(_command(f"Open DOI {ids.doi.shown} for a human check", OPEN_URL,
+                                links.doi_url(ids.doi.shown)))
     if ids is not None and ids.arxiv is not None:
         actions.append(_command(f"Open arXiv {ids.arxiv.value} for a human check", OPEN_URL,
                                 links.arxiv_url(ids.arxiv.value)))

@@ -77,11 +77,15 @@ def is_doi(s: str) -> bool:
 
 def normalize_doi(raw: str) -> str | None:
     """The DOI in lowercase without prefixes, or ``None`` when it is not ``10.NNNN/…``."""
+    s = _bare_doi(raw).lower()
+    return s if is_doi(s) else None
+
+
+def _bare_doi(raw: str) -> str:
+    """What a field gives as a DOI, without prefixes, in its own letter case."""
     s = unescape_latex_chars(raw).strip().strip("{}").strip()
     s = _DOI_PREFIXES.sub("", s)
-    s = _strip_trailing(unquote(s).strip())
-    s = s.lower()
-    return s if is_doi(s) else None
+    return _strip_trailing(unquote(s).strip())
 
 
 def is_placeholder(raw: str) -> bool:
@@ -187,6 +191,14 @@ class Identifier:
     """``v2`` when a versioned arXiv id was cited."""
     impossible: bool = False
     """An arXiv id whose date cannot exist: refuted without a lookup (ARXIV_ID_REFUTED)."""
+
+    @property
+    def shown(self) -> str:
+        """The identifier as the reference cites it, for people: a DOI in the letter case it
+        was written in (``10.1002/JOR.1100150407``); ``value`` is what is compared."""
+        if self.kind == "doi" and (cited := _bare_doi(self.raw)).lower() == self.value:
+            return cited
+        return self.value
 
 
 @dataclass(frozen=True)

@@ -480,7 +480,7 @@ class _Run:
                 outcome.summary += f"; existence unknown (Handle System {why})"
 
     def refute_doi(self, resolver: str, doi: Identifier, asked: Asked, why: str) -> None:
-        self.set(resolver, "unmatched", "id", f"DOI {doi.value} does not exist: {why}", asked,
+        self.set(resolver, "unmatched", "id", f"DOI {doi.shown} does not exist: {why}", asked,
                  reason="DOI_REFUTED", refutes_identifier=True,
                  url=links.doi_url(doi.value))
 

@@ -141,7 +141,7 @@ def _cited_as(work: Work, ids: ReferenceIds) -> str:
     if work.venue:
         parts.append(work.venue)
     if ids.doi is not None:
-        parts.append(f"doi:{ids.doi.value}")
+        parts.append(f"doi:{ids.doi.shown}")
     if ids.arxiv is not None:
         parts.append(f"arXiv:{ids.arxiv.value}")
     return ", ".join(p for p in parts if p) or "(no title, author or identifier)"
@@ -152,7 +152,7 @@ def _urls(
 ) -> list[str]:
     urls = []
     if ids.doi is not None:
-        urls.append(links.doi_url(ids.doi.value))
+        urls.append(links.doi_url(ids.doi.shown))
     if ids.arxiv is not None:
         urls.append(links.arxiv_url(ids.arxiv.value))
     urls += [links.doi_url(r.doi) for r in extra if r.doi]
@@ -246,7 +246,7 @@ def merged_conflicts(conflicts: Sequence[FieldConflict]) -> tuple[FieldConflict,
 
 def _identifier_detail(code: str, ids: ReferenceIds) -> str:
     if code.startswith("DOI") and ids.doi is not None:
-        return ids.doi.value
+        return ids.doi.shown
     if code.startswith("ARXIV") and ids.arxiv is not None:
         return ids.arxiv.value
     return ""
