@@ -60,7 +60,7 @@ formats (--format):
   text      one line per finding: path:line:col: PRIORITY CODE key: message, then a
             summary; a reference's item is printed once, at its bibliography entry, with
             the places that cite it (--locations all: every place)
-  json      {{summaries, outcomes, checklist, diagnostics}} (DESIGN.md section 10)
+  json      {{summaries, outcomes, checklist, diagnostics}}
   sarif     SARIF 2.1.0, for code-scanning tools
   markdown  the human-check checklist, most urgent first
   ars       the per-reference verification summaries alone

@@ -205,7 +205,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     """Diagnostic codes never shown (``citelsp.rules`` set to false, ``--ignore``)."""
     triangulate: bool = False
-    """Ask every source, not only those the request plan needs (DESIGN.md §4)."""
+    """Ask every source, not only those the request plan needs."""
     mailto: str | None = None
     semantic_scholar_api_key: str | None = None
     openalex_api_key: str | None = None

@@ -3,7 +3,7 @@
 Identifiers and titles come from documents and APIs, so they are data an attacker may write:
 ``10.1234/a>[click](https://evil.example)`` must not end a Markdown link or autolink, and
 ``10.1234/../../admin`` must not climb out of the route it is put under. Every link is
-therefore built here from a fixed https origin on the allowlist of DESIGN.md §7 plus a
+therefore built here from a fixed https origin on the allowlist plus a
 percent-encoded identifier, and checked by ``allowed`` before it is returned; a URL that came
 from elsewhere (an API record, a command argument) is only ever shown after ``allowed``.
 """

@@ -535,17 +535,19 @@ async def test_commands_checklist_export_reverify_and_clear_cache(workspace, env
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command="citelsp.reverify", arguments=["fake"]))
 
-        async def asked_again() -> None:  # the verdict stays: no new diagnostics to wait for
-            while api.count(path_contains=FAKE_DOI) <= before:
+        async def asked_again(part: str, before: int) -> None:
+            """Until the service is asked again (the verdicts it gives are those shown
+            already, so no new diagnostics need come: progress does)."""
+            while api.count(path_contains=part) <= before:
                 await lsp.wait_for_notification(types.PROGRESS)
 
-        await asyncio.wait_for(asked_again(), 30)
+        await asyncio.wait_for(asked_again(FAKE_DOI, before), 30)
         await wait_until(lsp, verified(bib, "fake"))
 
+        before = api.count(path_contains="s42256")
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command="citelsp.clearCache", arguments=[]))
-        before = api.count(path_contains="s42256")
-        await wait_until(lsp, lambda c: api.count(path_contains="s42256") > before)
+        await asyncio.wait_for(asked_again("s42256", before), 30)
 
 
 async def test_reports_are_not_written_through_a_citelsp_folder_linked_outside(

@@ -80,3 +80,15 @@ def test_a_doi_is_shown_as_it_is_cited(paper):
     assert "doi:10.1002/JOR.1100150407" in markdown
     assert "<https://doi.org/10.1002/JOR.1100150407>" in markdown
     assert "jor.1100150407" not in markdown
+
+
+def test_no_user_facing_text_sends_readers_to_a_file_the_repository_does_not_ship(paper):
+    assert not (ROOT / "DESIGN.md").exists()
+    shipped = [p for folder in ("citelsp", "editors") for p in (ROOT / folder).rglob("*")
+               if p.is_file() and p.suffix in (".py", ".json", ".ts", ".lua", ".md", ".el",
+                                                ".toml", ".vim")]
+    shipped += [ROOT / "README.md", ROOT / "pyproject.toml"]
+    assert [str(p.relative_to(ROOT)) for p in shipped
+            if "DESIGN.md" in p.read_text(encoding="utf-8", errors="replace")] == []
+    done = citelsp(paper, "check", "--help")
+    assert "DESIGN" not in done.stdout

@@ -318,7 +318,7 @@ def test_refuted_doi_without_match_is_p0_false():
     )
     assert "does not exist" in v.item.message and "fabricated" in v.item.message
     assert v.findings[0].field == "doi"
-    assert "https://doi.org/10.5555/fake.1" in v.item.verification_urls
+    assert "https://doi.org/10.5555/FAKE.1" in v.item.verification_urls  # as cited
     assert v.item.human_result is None
 
 

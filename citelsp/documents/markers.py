@@ -1,9 +1,10 @@
 """``<!--ref:slug-->`` markers, their ``<!--anchor:KIND:VALUE-->`` locators and their lint.
 
-Grammar and lint rules: DESIGN.md §2 and §3. The scan reads every ``<!--`` once; a comment ends
-at the first ``-->`` before the next ``<!--``, so an unterminated marker never swallows the
-markers after it and hostile input stays linear. Callers mask code the scan must not read
-(``citelsp.documents.pandoc.mask``); offsets are those of the document.
+Grammar and lint rules: the README's marker syntax and local checks. The scan reads every
+``<!--`` once; a comment ends at the first ``-->`` before the next ``<!--``, so an
+unterminated marker never swallows the markers after it and hostile input stays linear.
+Callers mask code the scan must not read (``citelsp.documents.pandoc.mask``); offsets are
+those of the document.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class Location:
 
 @dataclass(frozen=True)
 class Problem:
-    """A finding about a document: a parse error or a local check (DESIGN.md §3)."""
+    """A finding about a document: a parse error or a local check."""
 
     code: str
     span: Span

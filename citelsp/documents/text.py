@@ -346,7 +346,7 @@ def cn_titles_equal(a: str, b: str) -> bool:
     return bool(norm_a) and norm_a == normalize_cn_title(plain_title(b))
 
 
-# --- Titles from entries and APIs alike (DESIGN.md §4, normalization parity) ------------------
+# --- Titles from entries and APIs alike (normalization parity) ------------------
 
 _ANNOTATION = re.compile(
     r"<(?:\w+:)?annotation(?:-xml)?\b[^>]*>.*?</(?:\w+:)?annotation(?:-xml)?\s*>", re.S | re.I

@@ -45,7 +45,7 @@ PAPER_TYPES = frozenset(
 preprint or working paper: a paper too)."""
 MISC_TYPES = frozenset({"misc", "online", "electronic", "www", "unpublished", "manuscript"})
 """Types that say nothing about the kind of work: graded as a paper when a field names a
-preprint server or proceedings (DESIGN.md §4, "Entries that are papers whatever their type")."""
+preprint server or proceedings ("Entries that are papers whatever their type")."""
 PREPRINT_SERVERS = (
     "arxiv",
     "corr",

@@ -1,6 +1,6 @@
 """Writing the index: one SQLite file (standard library) with the works' Records, an exact
 identifier table, exact title keys, an FTS5 title index, venue lists and what each snapshot
-was (DESIGN.md §12).
+was.
 
 A build loads in bulk (large ``executemany`` batches, no journal, indexes and the FTS index
 made once at the end, into a new file that replaces the old one only when complete); an

@@ -1,5 +1,5 @@
 """The keys a work is found by: its identifiers, and its title under every normalization a
-title search compares by (DESIGN.md §4), so that an exact title is one B-tree probe away.
+title search compares by, so that an exact title is one B-tree probe away.
 
 Build and query compute keys with these same functions; a key that collides (two titles with
 one 64-bit hash) only adds a candidate, which matching then examines like any other.

@@ -1,5 +1,5 @@
 """Code actions: open the DOI or arXiv page, search the title, apply verified metadata, add a
-DOI, record a human decision, re-verify (DESIGN.md §7).
+DOI, record a human decision, re-verify.
 
 Edits are WorkspaceEdits the user sees before they apply; nothing is written silently.
 """

@@ -1,4 +1,4 @@
-"""Hover cards: what every source said about a reference, and what it means (DESIGN.md §7).
+"""Hover cards: what every source said about a reference, and what it means.
 
 Every string from a document or an API goes through the ``Markup`` writer; links are built
 only from allowlisted https URLs, so data can never smuggle a link, image, HTML or command

@@ -1,4 +1,4 @@
-"""``{"summaries", "outcomes", "checklist", "diagnostics"}`` (DESIGN.md §10) and ``ars``.
+"""``{"summaries", "outcomes", "checklist", "diagnostics"}`` and ``ars``.
 
 Checklist items follow ``schemas/checklist_item.schema.json`` exactly (no extra fields), so a
 human decision is reported with the reference's ``outcomes`` entry instead.

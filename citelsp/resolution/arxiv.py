@@ -1,7 +1,7 @@
 """arXiv export API (Atom): ``?id_list={id}`` and ``?search_query=ti:"…"``.
 
-An empty feed for an id is ``NotFound`` (the engine asks twice before calling it refuted,
-DESIGN.md §5); arXiv's error feed (an entry titled "Error" from ``arxiv.org/api/errors``,
+An empty feed for an id is ``NotFound`` (the engine asks twice, 3 s apart, before calling
+it refuted); arXiv's error feed (an entry titled "Error" from ``arxiv.org/api/errors``,
 served with HTTP 400) is ``Malformed``: the id is malformed, which refutes nothing.
 The Atom is parsed with ElementTree after refusing any DTD, so no entity can expand.
 """

@@ -74,7 +74,7 @@ class Context:
     """Bypass cached answers (re-verify now); fresh answers are still stored."""
     today: date = field(default_factory=date.today)
     arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S
-    """Seconds between the two arXiv ``id_list`` requests that must both miss (DESIGN.md §5)."""
+    """Seconds between the two arXiv ``id_list`` requests that must both miss."""
     lookups: Lookups | None = None
     """Batched identifier lookups; without them every lookup is asked alone."""
     memo: Memo | None = None
@@ -167,7 +167,7 @@ def _settled(memo: Memo, question: Question, task: asyncio.Task, keep: bool) -> 
 
 def _cache_kind(resolver: str, form: str, answer: Answer) -> str | None:
     """A record of the cited DOI from a retraction source carries retraction status, which
-    lives 30 days rather than a record's 90 (DESIGN.md §8)."""
+    lives 30 days rather than a record's 90."""
     if form == "doi" and resolver in RETRACTION_SOURCES and isinstance(answer, Found):
         return "retraction"
     return None

@@ -1,4 +1,4 @@
-"""Daily budgets per service and request class, kept beside the answer cache (DESIGN.md §9).
+"""Daily budgets per service and request class, kept beside the answer cache.
 
 OpenAlex meters usage per day in dollars since 2026-02-13: a single record by id or DOI
 is free, a list or filter call costs $0.0001, a search $0.001; a free API key gives $1 a day

@@ -1,4 +1,4 @@
-"""The answer cache: what each source said, never what we decided from it (DESIGN.md §8).
+"""The answer cache: what each source said, never what we decided from it.
 
 Entries are keyed by resolver, query form, normalized query and ``CACHE_VERSION``, and stored as
 JSON text (no pickles) in diskcache, which is safe for several processes sharing one directory.

@@ -1,7 +1,7 @@
 """Crossref REST API: ``/works/{doi}``, title search and DOI batches, parsed into Records.
 
 Crossref is also where retraction notices live: ``updated-by`` on a retracted work and
-``update-to`` on the notice itself (DESIGN.md §4, retraction check).
+``update-to`` on the notice itself (retraction check).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DataCite REST API: ``/dois/{doi}`` (JSON:API), parsed into a Record.
 
 DataCite registers arXiv's DOIs (``10.48550/arXiv.…``), Zenodo, Dryad, figshare and more, so it
-is the authoritative source for DataCite DOIs (DESIGN.md §4 routing).
+is the authoritative source for DataCite DOIs (routing).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bounded decoding of a response's ``Content-Encoding`` (DESIGN.md §9: bodies over 2 MiB are
+"""Bounded decoding of a response's ``Content-Encoding`` (bodies over 2 MiB are
 refused, decoded or not).
 
 httpx inflates each network chunk whole before anyone can count it: a 64 KiB chunk of gzip

@@ -1,6 +1,6 @@
 """The DOI system itself: registration agency (doiRA), Handle existence, CSL content negotiation.
 
-doiRA only routes; Handle ``responseCode`` decides whether a DOI exists (DESIGN.md §5); CSL
+doiRA only routes; Handle ``responseCode`` decides whether a DOI exists; CSL
 content negotiation gives a title for agencies no index covers. The shapes are checked strictly
 (seed 001): anything unexpected is ``Unreachable``, never an answer.
 """

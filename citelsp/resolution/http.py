@@ -1,4 +1,4 @@
-"""The one HTTP client: network policy, redirects, size cap, back-off, keys (DESIGN.md §9).
+"""The one HTTP client: network policy, redirects, size cap, back-off, keys.
 
 Only this module touches httpx. It answers with an ``HttpResponse`` for the statuses a resolver
 can read (2xx, 400, 404, 410) and with ``Unreachable`` for everything else, so an outage, a refusal

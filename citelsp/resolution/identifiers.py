@@ -1,6 +1,6 @@
 """DOIs and arXiv ids: where a reference carries them, how they normalize, which are invalid.
 
-DESIGN.md §2: identifiers are normalized before any lookup; a still-malformed one is never
+Identifiers are normalized before any lookup; a still-malformed one is never
 looked up (INVALID_IDENTIFIER) and a well-formed arXiv id with an impossible date is refuted
 without a lookup (ARXIV_ID_REFUTED). DOIs are lowercased, so two DOIs that differ only in
 letter case compare equal.
@@ -166,7 +166,7 @@ def arxiv_from_doi(doi: str) -> str | None:
 
 
 def agency_resolver(agency: str | None) -> str:
-    """The resolver authoritative for DOIs of a registration agency (DESIGN.md §4 routing)."""
+    """The resolver authoritative for DOIs of a registration agency (routing)."""
     name = (agency or "").strip().casefold()
     if name == "crossref":
         return "crossref"

@@ -1,4 +1,4 @@
-"""Is a record the cited work? Seed 004 v5 "exact-title-or-bust" and DESIGN.md §4 matching.
+"""Is a record the cited work? Seed 004 v5 "exact-title-or-bust", as citelsp matches.
 
 Title similarity only retrieves candidates; it never proves identity. A title search matches
 only on an exact normalized title without a year or first-author conflict. An identifier
@@ -27,7 +27,7 @@ from citelsp.documents.text import (
 from citelsp.resolution.outcome import FieldConflict, Record
 
 SIMILARITY_FLOOR = 0.70
-"""SequenceMatcher ratio a non-exact title needs (seed 004 §1; DESIGN.md §4)."""
+"""SequenceMatcher ratio a non-exact title needs (seed 004 §1)."""
 
 IdJudgementKind = Literal[
     "match", "match_with_title_conflict", "mismatch", "unconfirmed", "unverifiable", "no_title"
@@ -193,7 +193,7 @@ def _best_ratio(title: str, variants: Sequence[str], floor: float = 0.0
 
 
 def judge_identifier_record(work: Work, record: Record, *, authoritative: bool) -> IdJudgement:
-    """Judge the record an identifier lookup returned against the cited work (DESIGN.md §4).
+    """Judge the record an identifier lookup returned against the cited work.
 
     ``authoritative``: the record comes from the source that registers the identifier; only
     then can a failed title test (with a first-author or year conflict) name another work.

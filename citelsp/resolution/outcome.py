@@ -1,7 +1,7 @@
 """What a source answered (``Record`` and answers) and what it proves (``Outcome``).
 
 Answers are what the cache stores; outcomes are recomputed from answers for every
-reference (DESIGN.md §8), so two entries citing one DOI are judged separately.
+reference, so two entries citing one DOI are judged separately.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ Answer = Found | NotFound | Unreachable | Agency | Handle | Malformed
 
 @dataclass(frozen=True)
 class FieldConflict:
-    """A cited field that disagrees with every matched record (DESIGN.md §4, accuracy)."""
+    """A cited field that disagrees with every matched record (accuracy)."""
 
     field: str
     cited: str
@@ -188,7 +188,7 @@ class Outcome:
     reason: str | None = None
     """Reason code this outcome contributes (DOI_REFUTED, DOI_TITLE_UNCONFIRMED, ...)."""
     refutes_identifier: bool = False
-    """ID-keyed evidence of fabrication under DESIGN.md §5."""
+    """ID-keyed evidence of fabrication (the identifier does not exist or names another work)."""
     record: Record | None = None
     near_matches: tuple[Record, ...] = ()
     conflicts: tuple[FieldConflict, ...] = ()

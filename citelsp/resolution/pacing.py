@@ -1,5 +1,5 @@
 """Per-origin pacing: the interval each service asks for between two requests, adapted to what
-it says while we talk to it (DESIGN.md §9).
+it says while we talk to it.
 
 An origin is (scheme, host, port), so a local mirror or a test server on another port of the
 same host is paced on its own. Within an origin each lane (``terms.Lane``: Crossref's single

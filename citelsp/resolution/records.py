@@ -175,7 +175,7 @@ def shown_strings(value: Any) -> list[str]:
 
 def clean_title(value: Any) -> str | None:
     """A title as plain text, cleaned as the cited title is (``plain_title``: LaTeX, entities
-    and markup; DESIGN.md §4)."""
+    and markup)."""
     raw = text(value)
     if not raw:
         return None

@@ -1,4 +1,4 @@
-"""One reference → one outcome per resolver (DESIGN.md §4–§5): the request plan.
+"""One reference → one outcome per resolver: the request plan.
 
 This module decides what to ask whom, and asks no more than a verdict needs (the rate limits
 make requests the cost): each identifier goes to the source that registers it first (routed
@@ -241,7 +241,7 @@ class _Run:
     # -- the local index -------------------------------------------------------------------
 
     def from_index(self) -> bool:
-        """Take from the local index what it can match (DESIGN.md §12), as an answer of the
+        """Take from the local index what it can match, as an answer of the
         source whose snapshot holds the record. Only a match is taken from a snapshot: a
         record that does not confirm the cited work, and a work the index lacks, go on to the
         services (snapshots lag and cover less; absence from one is never evidence). True
@@ -437,7 +437,7 @@ class _Run:
         return None
 
     async def settle_existence(self, doi: Identifier) -> None:
-        """Turn 404s for the DOI into evidence or a coverage gap (DESIGN.md §5).
+        """Turn 404s for the DOI into evidence or a coverage gap.
 
         The Handle System decides: 100 refutes, 1 makes every 404 a coverage gap. Only while
         it is unreachable (not merely unasked, as offline) does the 404 of the agency that

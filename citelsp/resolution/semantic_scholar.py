@@ -1,6 +1,6 @@
 """Semantic Scholar Graph API: papers by DOI or arXiv id, title search and batches.
 
-Every request names ``fields``: without it only the id and title come back (DESIGN.md §4).
+Every request names ``fields``: without it only the id and title come back.
 The API key, when configured, is added by the HTTP layer.
 """
 

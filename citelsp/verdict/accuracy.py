@@ -1,4 +1,4 @@
-"""Bibliographic accuracy of a matched reference (DESIGN.md §4, seed 003 A2).
+"""Bibliographic accuracy of a matched reference (seed 003 A2).
 
 A field conflicts only when both sides have it and it disagrees with every matched record
 that has it: several sources describe one work differently, and any one agreeing is enough.
@@ -289,7 +289,7 @@ def _venue_vote(work: Work, record: Record) -> bool | None:
 def _preprint_only(venue: str, rs: Sequence[Record]) -> FieldConflict | None:
     """A cited venue that only preprint records describe is neither confirmed nor
     contradicted: a note (VENUE_UNCONFIRMED, P2), never a conflict, because the published
-    version is often not indexed yet (DESIGN.md §4, decided 2026-12)."""
+    version is often not indexed yet (decided 2026-12)."""
     if not all(r.is_preprint for r in rs) or any(
             name and not is_preprint_venue(name) and venues_agree(venue, name)
             for r in rs for name in (r.venue, *r.venue_aliases)):

@@ -1,6 +1,6 @@
 """Verdict and evidence → one checklist item per reference, and one finding per reason.
 
-DESIGN.md §6: every reference that is not a clean "true" gets exactly one item, carrying the
+Every reference that is not a clean "true" gets exactly one item, carrying the
 highest-priority reason; the others go in ``other_reasons`` and each reason also becomes a
 finding shown on its field. Wording is part of the contract: only P0 may say an identifier
 "does not exist" or "names another work", only a "false" verdict may say "fabricated", and
@@ -98,7 +98,7 @@ class Judgement:
 
 
 def _refute_impossible_arxiv(outcomes: dict[str, Outcome], ids: ReferenceIds, work: Work) -> None:
-    """An arXiv id with an impossible date is refuted without a lookup (DESIGN.md §2)."""
+    """An arXiv id with an impossible date is refuted without a lookup."""
     arxiv = ids.arxiv
     if arxiv is None or not arxiv.impossible or work.manual:
         return
@@ -369,7 +369,7 @@ def _no_match_reasons(
     near: Sequence[Record],
     conflicts: Sequence[FieldConflict],
 ) -> None:
-    """Why nothing matched, in the terms of DESIGN.md §6."""
+    """Why nothing matched, in the terms of the reason table (``reasons.py``)."""
     if work.manual:
         found.add("NO_AUTOMATED_SOURCE", None, "a manual entry is not looked up")
         return

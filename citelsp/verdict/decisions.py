@@ -1,4 +1,4 @@
-"""Human decisions in ``.citelsp/decisions.json`` at a workspace root (DESIGN.md §7).
+"""Human decisions in ``.citelsp/decisions.json`` at a workspace root.
 
 A decision is keyed by citation key *and* the entry's identity (identifiers, title, year,
 authors), so editing what an entry cites makes its decision stale. A rejection is permanent

@@ -1,6 +1,6 @@
 """The single table of reason codes: priority, severity, plain-words summary, field, action.
 
-Priority is a human's workload order, not a suspicion score (DESIGN.md §6). Only P0
+Priority is a human's workload order, not a suspicion score. Only P0
 summaries may say an identifier "does not exist" or "names another work"; the word
 "fabricated" is never in this table — only a "false" verdict's message may add it.
 """

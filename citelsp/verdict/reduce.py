@@ -1,4 +1,4 @@
-"""Outcomes → ``lookup_verified`` (seed 000, DESIGN.md §5) and the four-key summary (§10).
+"""Outcomes → ``lookup_verified`` (seed 000) and the four-key summary of the reports.
 
 The reducer is seed 000's, unchanged: skipped outcomes do not count, any matched wins,
 otherwise an ID-keyed unmatched is fabrication evidence, otherwise unresolvable. The summary
@@ -74,7 +74,7 @@ def _entry(outcome: Any, via: str | None = None) -> dict:
 
 
 def summary_outcomes(outcomes: Mapping[str, Any], authoritative: str | None) -> dict[str, dict]:
-    """The four seed-000 ``resolver_outcomes`` for one reference (DESIGN.md §10).
+    """The four seed-000 ``resolver_outcomes`` for one reference.
 
     ``crossref`` carries the strongest of Crossref's own outcome and the DOI's authoritative
     resolver (``authoritative``; doi_registry when unknown). Any further resolver outside the

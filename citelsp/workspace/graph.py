@@ -2,7 +2,7 @@
 citations a reference has, and which manuscripts use a bibliography.
 
 A manuscript's bibliographies come from its front matter or ``\\bibliography{}``, else the
-``citelsp.bibliography`` setting, else every bibliography in the workspace (DESIGN.md §2); they
+``citelsp.bibliography`` setting, else every bibliography in the workspace; they
 are worked out when the manuscript changes (``update``), which is also when unopened
 bibliography files are read, so queries never touch the disk. Citations resolve by key, else
 (ref markers) through the slug map. The reverse maps (bibliography → manuscripts, key →

@@ -1,4 +1,4 @@
-"""Local checks: everything citelsp can say without the network (DESIGN.md §3).
+"""Local checks: everything citelsp can say without the network.
 
 The checks that look only at bibliographies (duplicate keys and works, invalid identifiers)
 keep an index per set of co-used bibliographies, updated by the entries an edit replaced;

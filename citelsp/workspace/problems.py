@@ -1,4 +1,4 @@
-"""A verified reference's problems with the human decision applied (DESIGN.md §6–§7).
+"""A verified reference's problems with the human decision applied.
 
 A "verified" decision hides the verification problems; a "rejected" one replaces them with an
 Error on the entry key and on every citation, with the human's note (one finding per

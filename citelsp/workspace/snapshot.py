@@ -122,7 +122,7 @@ class Snapshot:
         return waiting
 
     def summaries(self) -> list[dict]:
-        """Seed-000 summaries: one per (citation_key, ref_slug) pair (DESIGN.md §10)."""
+        """Seed-000 summaries: one per (citation_key, ref_slug) pair."""
         rows = []
         now = _timestamp(self.generated_at)
         not_asked = NotAsked()

@@ -243,7 +243,7 @@ class Workspace:
     # -- results ---------------------------------------------------------------------------
 
     def decision_identity(self, ref: Reference) -> str:
-        """What a human decision is keyed by, with the key (DESIGN.md §7): the identity a
+        """What a human decision is keyed by, with the key: the identity a
         resolution is stored under, less the journal coordinates it adds for Chinese
         literature (``reference_identity``)."""
         return self.verifier.identity(ref).partition(":")[0]
