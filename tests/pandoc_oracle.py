@@ -13,6 +13,7 @@ import re
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +78,7 @@ def citelsp_cited(text: str) -> Cited:
     body: list[str] = []
     metadata: list[str] = []
     for citation in manuscript.citations:
-        if citation.syntax != "pandoc" or citation.wildcard:
+        if citation.syntax != "pandoc":
             continue
         assert text[citation.span.start:citation.span.end] == citation.key, citation
         inside = any(block.span.start <= citation.span.start < block.span.end for block in yaml)
@@ -88,9 +89,13 @@ def citelsp_cited(text: str) -> Cited:
 _WARNING = re.compile(r"\[WARNING\] Citeproc: citation (?P<key>\S+) not found")
 
 
-def pandoc_missing(path: str, cwd: str) -> set[str]:
-    """The keys ``pandoc --citeproc`` reports as not found for the document at ``path``."""
+def pandoc_missing(path: str, cwd: str, bibliographies: list[str] = ()) -> set[str]:
+    """The keys ``pandoc --citeproc`` reports as not found for the document at ``path``,
+    formatted with a small style of ours (which keys are found does not depend on it)."""
+    options = [f"--bibliography={bib}" for bib in bibliographies]
+    options += ["-M", f"csl={Path(__file__).parent.parent / 'fixtures/pandoc/minimal.csl'}"]
     done = subprocess.run([pandoc_path(), "--citeproc", "-f", "markdown", "-t", "plain",
-                           "-o", "/dev/null", path], capture_output=True, text=True,
+                           *options, "-o", "/dev/null", path], capture_output=True, text=True,
                           encoding="utf-8", cwd=cwd, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
     return {m.group("key") for m in _WARNING.finditer(done.stderr)}

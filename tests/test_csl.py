@@ -286,3 +286,26 @@ def test_check_reports_hostile_json_and_goes_on(tmp_path, capsys, monkeypatch):
     assert "bad.json" in out and "surrogate" in out
     assert "good.bib" in out
     out.encode("utf-8")
+
+
+# --- CSL-YAML as pandoc writes and reads it (issue 24) ----------------------------------------
+
+
+@pytest.mark.parametrize(("written", "key"), [
+    ("timmory\\_\\_justice_1950", "timmory__justice_1950"), ("'q\\_r'", "q_r"),
+    ("0017", "17"), ("1e3", "1000"), ("0x10", "16"), ("3.10", "3.1"), ("1_000", "1_000"),
+    ("2019-01-01", "2019-01-01"), ("'0017'", "0017"), (".5", ".5")])
+def test_a_csl_yaml_id_is_typed_and_unescaped_as_pandoc_reads_it(written, key):
+    """pandoc writes ids as Markdown (``timmory\\_\\_justice``) and types plain YAML scalars
+    with YAML 1.2's core schema before it reads them as text."""
+    text = f"---\nreferences:\n- id: {written}\n  type: book\n  title: T\n---\n"
+    (reference,) = parse_csl_yaml("file:///p.md", text, 4, text.index("\n---\n", 4)).references
+    assert reference.key == key
+
+
+def test_csl_yaml_values_are_markdown():
+    text = ("---\nreferences:\n- id: a\n  type: article-journal\n"
+            "  title: '[Bottom-up]{.nocase} design of \\\"x\\\"'\n  DOI: 10.1000/a\\<b\\>\n---\n")
+    (reference,) = parse_csl_yaml("file:///p.md", text, 4, text.index("\n---\n", 4)).references
+    assert reference.csl["title"] == 'Bottom-up design of "x"'
+    assert reference.csl["DOI"] == "10.1000/a<b>"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from json.decoder import JSONDecodeError, scanstring
 from typing import Any
 
@@ -266,7 +267,9 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
         for key_node, value_node in node.value:
             try:
                 name = constructor.construct_object(key_node, deep=True)
-                value = constructor.construct_object(value_node, deep=True)
+                value = _from_markdown(constructor.construct_object(value_node, deep=True))
+                if name == "id" and isinstance(value_node, yaml.ScalarNode):
+                    value = _pandoc_id(value_node)
             except (yaml.YAMLError, RecursionError) as e:
                 span = _node_span(text, value_node, start)
                 what = "nested too deeply" if isinstance(e, RecursionError) else e
@@ -282,6 +285,45 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
             )
         _add_item(bib, uri, item_start, item_end, properties)
     return bib
+
+
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_CLASS_SPAN = re.compile(r"\[([^\[\]]*)\]\{\.(?:nocase|smallcaps|underline)\}")
+_YAML_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_YAML_FLOAT = re.compile(r"[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
+
+
+def _from_markdown(value: Any) -> Any:
+    """A CSL-YAML value as pandoc reads it: Markdown, so ``\\_`` is ``_``, ``\\"`` is ``"``
+    and a ``[Bottom-up]{.nocase}`` span is its text (pandoc writes all three)."""
+    if isinstance(value, str):
+        if "\\" in value or "]{." in value:
+            value = _ESCAPE.sub(r"\1", _CLASS_SPAN.sub(r"\1", value))
+        return value
+    if isinstance(value, list):
+        return [_from_markdown(item) for item in value]
+    if isinstance(value, dict):
+        return {name: _from_markdown(item) for name, item in value.items()}
+    return value
+
+
+def _pandoc_id(node: yaml.ScalarNode) -> str | None:
+    """An item's ``id`` typed as pandoc types it (YAML 1.2's core schema, then text): ``0017``
+    is ``17``, ``1e3`` is ``1000``, ``1_000`` stays as written, ``true`` and ``null`` are no
+    id. Quoted ids are text."""
+    raw = node.value
+    if node.style is not None:
+        return _from_markdown(raw)
+    if raw in ("", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
+               "FALSE"):
+        return None
+    if _YAML_INT.fullmatch(raw):
+        base = 16 if raw.startswith("0x") else 8 if raw.startswith("0o") else 10
+        return str(int(raw[2:] if base != 10 else raw, base))
+    if _YAML_FLOAT.fullmatch(raw):
+        number = Decimal(raw).normalize()
+        return f"{number:f}" if number != number.to_integral() else str(int(number))
+    return _from_markdown(raw)
 
 
 def mapping_value(node: yaml.Node | None, key: str) -> yaml.Node | None:

@@ -56,7 +56,7 @@ def parse_pandoc(uri: str, text: str, examples: Iterable[Span] = ()) -> list[Cit
     g = 0
     after_citation = -1
     for m in _CITE.finditer(prose):
-        if m.start() > 0 and m.start() != after_citation and _after_word(prose[m.start() - 1]):
+        if m.start() > 0 and m.start() != after_citation and _after_word(text[m.start() - 1]):
             continue
         after_citation = m.end()
         name = "braced" if m.group("braced") is not None else "key"
@@ -228,7 +228,7 @@ _TEX_OPTIONS = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)*")
 _LINK_TARGET = re.compile(
     r"\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)")
 _REFERENCE_DEFINITION = re.compile(
-    r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*(?P<target>\S+(?:[ \t]*\n?[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'"
+    r"^[ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*(?P<target>\S+(?:[ \t]*\n?[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'"
     r"|\([^()\n]*\)))?)", re.M)
 _ATTRIBUTES = re.compile(r"(?<=[\]`\0])\{[^{}\n]*\}|\{[#.=][^{}\n]*\}[ \t]*$|^:{3,}.*$", re.M)
 _DOLLARS = re.compile(r"(?<!\\)\$\$?")
