@@ -13,6 +13,10 @@ file is parsed once with citelsp's parser, and the engine verifies every referen
 thousand more correct references, drawn apart from the dev split, that must stay free of P0
 and P1 — the check that the rules were not fitted to the dev rows.
 
+``--local-index`` grades the rows again with a local index built from snapshot files of the
+simulated world (OpenAlex, Crossref, DataCite, arXiv): every parsed real row must be answered
+from it alone, and no grade may change.
+
 ``--bibitems STYLE`` grades the same rows as a paper's own ``thebibliography`` would carry
 them: BibTeX (``bibtex``, from TeX Live) prints them in ``STYLE`` and citelsp reads the
 ``\\bibitem`` text back, with no fields; ``--bibitems biblatex`` reads biber's ``.bbl``
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import subprocess
 import sys
@@ -44,12 +49,20 @@ if __package__ in (None, ""):  # run as a script: make ``citelsp`` and ``bench``
 
 import bibtexparser  # noqa: E402
 
-from bench.simindex import SimIndex, SimIndexServer, real_works  # noqa: E402
+from bench.simindex import (  # noqa: E402
+    SimIndex,
+    SimIndexServer,
+    crossref_work,
+    datacite_doi,
+    openalex_work,
+    real_works,
+)
 from citelsp.config import Settings  # noqa: E402
 from citelsp.documents.biber_bbl import is_biber_bbl, parse_biber_bbl  # noqa: E402
 from citelsp.documents.bibitems import parse_bibitems  # noqa: E402
 from citelsp.documents.bibtex import parse_bibtex  # noqa: E402
 from citelsp.documents.model import Reference  # noqa: E402
+from citelsp.index.build import IndexWriter  # noqa: E402
 from citelsp.resolution.engine import Engine  # noqa: E402
 from citelsp.resolution.identifiers import identifiers_of  # noqa: E402
 from citelsp.verdict.checklist import Judgement  # noqa: E402
@@ -215,16 +228,19 @@ def _balanced(text: str) -> bool:
 
 
 async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16,
-                   style: str | None = None) -> tuple[list[RowResult], float, Counter]:
-    """Grade ``rows`` against ``index`` (as BibTeX entries, or as ``style``'s bibitems);
-    returns the results, seconds spent and requests."""
+                   style: str | None = None, local_index: Path | None = None
+                   ) -> tuple[list[RowResult], float, Counter]:
+    """Grade ``rows`` against ``index`` (as BibTeX entries, or as ``style``'s bibitems),
+    with ``local_index`` asked first when given; returns the results, seconds spent and
+    requests."""
     if style is None:
         found = parse_bibtex("file:///hallmark_dev.bib", render_bibtex(rows)).references
     else:
         found = bbl_references(rows, style)
     refs = {ref.key: ref for ref in found}
     with SimIndexServer(index) as server, tempfile.TemporaryDirectory() as cache:
-        settings = Settings.from_options({}, server.environ(cache)).with_changes(use_cache=False)
+        settings = Settings.from_options({}, server.environ(cache)).with_changes(
+            use_cache=False, index=(local_index,) if local_index else ())
         engine = Engine(settings)
         started = time.perf_counter()
         try:
@@ -237,6 +253,62 @@ async def evaluate(rows: Sequence[Row], index: SimIndex, concurrency: int = 16,
     by_key = {ref.key: (ref, judge(ref, res)) for ref, res in zip(wanted, resolutions,
                                                                   strict=True)}
     return [row_result(r, by_key.get(r.key), index) for r in rows], seconds, requests
+
+
+def local_index_check(chosen: Sequence[Row], index: SimIndex, results: Sequence[RowResult],
+                      requests: Counter, concurrency: int) -> str:
+    """The held-out check of the local index: snapshot files of the simulated world's works
+    (OpenAlex, Crossref, DataCite, arXiv, as each publisher ships them) built into an index;
+    every real row must be answered from it with no request, and no grade may change."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        writer = IndexWriter(folder / "works.sqlite", fresh=True)
+        for source, path in write_snapshots(index, folder / "snapshots").items():
+            writer.add(source, path)
+        writer.close()
+        again, _, asked = asyncio.run(evaluate(chosen, index, concurrency,
+                                               local_index=folder / "works.sqlite"))
+    real = [r for r in again if r.label == "VALID"]
+    from_index = [r for r in real if r.attempts and all(
+        " snapshot" in a.split(": ", 2)[-1][:40] for a in r.attempts)]
+    changed = [(a, b) for a, b in zip(results, again, strict=True)
+               if (a.grade, a.reason_code) != (b.grade, b.reason_code)]
+    lines = [f"Local index of the simulated world's snapshots: {sum(asked.values())} requests "
+             f"(without it: {sum(requests.values())}); real rows answered from the index "
+             f"alone: {len(from_index)} of {len(real)}; grades changed: {len(changed)}"]
+    lines += [f"  {a.key} ({a.label}): {a.grade} {a.reason_code} -> {b.grade} {b.reason_code}"
+              for a, b in changed[:15]]
+    return "\n".join(lines)
+
+
+def write_snapshots(index: SimIndex, folder: Path) -> dict[str, Path]:
+    """The simulated works as OpenAlex, Crossref and DataCite JSON Lines and arXiv's Kaggle
+    metadata snapshot, from the same objects the simulated services answer with."""
+    def lines(objects: Iterable[dict]) -> bytes:
+        return b"".join(json.dumps(o).encode() + b"\n" for o in objects)
+
+    works = index.works
+    files = {
+        "openalex": ("works/updated_date=2026-11-01/part_000.gz",
+                     [openalex_work(w) for w in works]),
+        "crossref": ("crossref/0.jsonl.gz", [crossref_work(w) for w in works if w.crossref_doi]),
+        "datacite": ("datacite/0.jsonl.gz", [datacite_doi(w)["data"] for w in works
+                                             if w.arxiv_id]),
+        "arxiv": ("arxiv-metadata-oai-snapshot.json", [{
+            "id": w.arxiv_id, "title": w.title, "doi": w.crossref_doi,
+            "authors": ", ".join(f"{g} {f}".strip() for g, f in w.authors),
+            "authors_parsed": [[f, g, ""] for g, f in w.authors],
+            "versions": [{"version": "v1", "created": f"Mon, 1 Jan {w.arxiv_month()[:4]}"}],
+            "update_date": f"{w.arxiv_month()}-01"} for w in works if w.arxiv_id]),
+    }
+    paths = {}
+    for source, (name, objects) in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = lines(objects)
+        path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+        paths[source] = folder / "works" if source == "openalex" else path
+    return paths
 
 
 # --- counting ---------------------------------------------------------------------------------
@@ -388,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="index venues as the entries cite them (default: as the "
                              "indexes spell them, e.g. 'Advances in Neural Information "
                              "Processing Systems')")
+    parser.add_argument("--local-index", action="store_true",
+                        help="then grade again with a local index built from snapshot files "
+                             "of the simulated world: no request and no grade change expected")
     args = parser.parse_args(argv)
     rows = dev_rows()
     index = build_index(rows, full_venues=not args.cited_venues)
@@ -401,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(index.by_arxiv)} arXiv ids; venues "
           + ("as cited" if args.cited_venues else "as the indexes spell them"))
     print(report(summary, results, seconds, requests))
+    if args.local_index:
+        print(local_index_check(chosen, index, results, requests, args.concurrency))
     if args.json:
         args.json.write_text(json.dumps(
             {"summary": summary, "seconds": seconds, "rows": [asdict(r) for r in results]},
