@@ -274,3 +274,34 @@ def test_titles_are_cleaned_of_entities_and_markup_in_both_formats():
         "Don't Stop: Q&A in vivo")
     assert csl_work({"title": "Don&amp;apos;t Stop: <i>in vivo</i>"}).title == (
         "Don't Stop: in vivo")
+
+
+# --- BibLaTeX as biber and pandoc read it (issue 24) ------------------------------------------
+
+
+def test_the_extended_name_format_is_read():
+    """Better BibTeX writes ``family=…, given=…, prefix=…, useprefix=true``; the prefix joins
+    the family name, as "van Dijk" does in "Marten van Dijk"."""
+    work = bib_work("author = {family=Dijk, given=Marten, prefix=van, useprefix=true and "
+                    "family={Fernández Ruiz}, given=Ana and Smith, John}, title = {T}")
+    assert work.authors == (Person("van Dijk", "Marten"), Person("Fernández Ruiz", "Ana"),
+                            Person("Smith", "John"))
+
+
+@pytest.mark.parametrize(("fields", "year"), [
+    ("date = {2019-03}, year = {2020}", 2019), ("date = {-0876}", -877),
+    ("date = {1829/1830}", 1829), ("date = {199u}", None), ("date = {19XX}, year = {1950}", 1950),
+    ("year = {2020}", 2020)])
+def test_date_wins_over_year_and_bc_dates_read_as_pandoc_reads_them(fields, year):
+    assert bib_work(f"title = {{T}}, {fields}").year == year
+
+
+def test_biblatex_sorting_and_string_macros_print_as_biblatex_prints_them():
+    work = bib_work(r"title = {{\noopsort{b}}Bottom \hyphen up \bibstring{and} down}")
+    assert work.title == "Bottom -up and down"
+
+
+def test_a_key_may_hold_parentheses_in_a_braced_entry():
+    bib = parse_bibtex("file:///r.bib", "@article{smith(2020),\n  title = {T},\n}\n"
+                                        "@article(jones,\n  title = {U},\n)\n")
+    assert [r.key for r in bib.references] == ["smith(2020)", "jones"] and bib.problems == []

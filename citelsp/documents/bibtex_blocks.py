@@ -39,6 +39,9 @@ _SPACES = r"[ \t\n\r\f\v]*+(?:%[^\n\r]*+[ \t\n\r\f\v]*+)*+"
 what ``_WS`` does there. A Unicode space leaves the field to the paths that warn of it."""
 _SPACED_KEY = re.compile(_SPACES + r"""([^\s,{}()"#%\\]++)?""" + _SPACES)
 """The citation key, if any, with the spaces and comments before and after it."""
+_SPACED_BRACED_KEY = re.compile(_SPACES + r"""([^\s,{}"#%\\]++)?""" + _SPACES)
+"""The same in an entry delimited by braces, where a key may hold ``(`` and ``)`` (BibTeX and
+biber read ``@article{smith(2020),``; Better BibTeX writes such keys)."""
 _NESTED = r"(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+"
 """Text whose braces are balanced and nested at most two deep."""
 _OPERAND = (
@@ -267,7 +270,7 @@ class _Tokenizer:
 
     def entry(self, start: int, entry_type: str, pos: int) -> RawBlock:
         s, n, base, closing = self.s, self.n, self.base, self.closing
-        key = _SPACED_KEY.match(s, pos, n)
+        key = (_SPACED_BRACED_KEY if closing == "}" else _SPACED_KEY).match(s, pos, n)
         text, after = key.group(1), key.end()
         key_start, key_end = key.span(1)
         if after < n and _ODD_SPACE.match(s, after):  # a Unicode space by the key: skipped

@@ -260,7 +260,23 @@ def work_of(ref: Entry) -> Work:
 # --- BibTeX ----------------------------------------------------------------------------------
 
 
+_NOOPSORT = re.compile(r"\\noopsort\s*\{[^{}]*\}")
+_BIBSTRING = re.compile(r"\\bibstring\s*\{([^{}]*)\}")
+_HYPHEN = re.compile(r"\\hyphen(?![^\W\d_])\s*")
+
+
+def _biblatex_macros(value: str) -> str:
+    """biblatex's sorting and string macros as printed: ``\\noopsort{key}`` prints nothing,
+    ``\\bibstring{and}`` its key word, ``\\hyphen`` a hyphen."""
+    if "\\" not in value:
+        return value
+    value = _BIBSTRING.sub(r"\1", _NOOPSORT.sub("", value))
+    return _HYPHEN.sub("-", value)
+
+
 def _bibtex_work(values: dict[str, str]) -> Work:
+    if any("\\noopsort" in v or "\\bibstring" in v or "\\hyphen" in v for v in values.values()):
+        values = {name: _biblatex_macros(value) for name, value in values.items()}
     author = values.get("author") or ""
     authors, et_al = parse_bibtex_names("" if oversized("author", author) else author)
     url = values.get("url")
@@ -271,7 +287,7 @@ def _bibtex_work(values: dict[str, str]) -> Work:
     return Work(
         title=plain_title(title) or None if title is not None else None,
         authors=authors,
-        year=_year(values.get("year")) or _year(values.get("date")),
+        year=_date_year(values.get("date")) or _year(values.get("year")),
         venue=_decoded(values, "journal", "journaltitle", "booktitle"),
         volume=_decoded(values, "volume"),
         issue=_decoded(values, "number", "issue"),
@@ -323,6 +339,8 @@ def parse_bibtex_name(name: str) -> Person:
     if _wholly_braced(name):
         return Person(family=latex_decode(name), literal=True)
     parts = [p.strip() for p in _split_top_level(name, _COMMA)]
+    if "=" in name and (named := _extended_name(parts)) is not None:
+        return named
     if len(parts) == 1:
         words = _split_top_level(parts[0], _SPACES)
         words = [w for w in words if w]
@@ -337,6 +355,27 @@ def parse_bibtex_name(name: str) -> Person:
         )
     # "von Last, Jr, First": the Jr part is left out, as family names are what is compared.
     return Person(family=latex_decode(parts[0]), given=latex_decode(parts[-1]))
+
+
+_NAME_PART = re.compile(r"([A-Za-z-]+)\s*=\s*(.*)", re.S)
+
+
+def _extended_name(parts: list[str]) -> Person | None:
+    """biblatex's extended name format, ``family=Dijk, given=Marten, prefix=van,
+    useprefix=true`` (Better BibTeX writes it), or None when ``parts`` are not in it. The
+    prefix joins the family name, as a "von" part does in the classic forms."""
+    fields: dict[str, str] = {}
+    for part in parts:
+        m = _NAME_PART.fullmatch(part)
+        if m is None:
+            return None
+        fields[m.group(1).lower()] = m.group(2).strip()
+    if "family" not in fields:
+        return None
+    family = " ".join(p for p in (fields.get("prefix"), fields["family"]) if p)
+    if _wholly_braced(fields["family"]) and not ({"prefix", "given"} & fields.keys()):
+        return Person(family=latex_decode(fields["family"]), literal=True)
+    return Person(family=latex_decode(family), given=latex_decode(fields.get("given", "")))
 
 
 def _split_top_level(value: str, separator: re.Pattern[str]) -> list[str]:
@@ -389,6 +428,22 @@ def _bibtex_url(value: str) -> str | None:
     m = _URL_COMMAND.match(value)
     url = unescape(m.group(1) if m else value).strip()
     return url or None
+
+
+_DATE_YEAR = re.compile(r"\s*(-?)(\d{4,})(?![\dXu])")
+
+
+def _date_year(value: str | None) -> int | None:
+    """The year of a biblatex ``date`` (which wins over ``year``, as in biber): the first of a
+    range (``1829/1830``); a BC year as pandoc reads it (``-0876``, ISO 8601's year -876, is
+    877 BC: -877). An uncertain year (``199u``, ``19XX``) is none: no year to compare."""
+    if not value:
+        return None
+    m = _DATE_YEAR.match(value)
+    if m is None:
+        return None
+    year = int(m.group(2))
+    return -year - 1 if m.group(1) else year
 
 
 def _year(value: Any) -> int | None:
