@@ -183,3 +183,19 @@ async def test_the_editor_hover_names_the_snapshot(server, index_file, tmp_path)
     assert "Crossref snapshot 2026-07: DOI" in card
     assert "(Crossref snapshot 2026-07)" in card
     assert server.requests == []
+
+
+def test_an_entry_made_from_an_identifier_comes_from_the_index(index_file):
+    from citelsp.resolution.engine import Engine
+
+    async def run():
+        engine = Engine(Settings(offline=True, use_cache=False, index=(index_file,)))
+        try:
+            return (await engine.record_for("https://doi.org/10.1016/j.addr.2015.01.008"),
+                    await engine.record_for("arXiv:1605.08386"))
+        finally:
+            await engine.aclose()
+    by_doi, by_arxiv = asyncio.run(run())
+    assert by_doi.source == "crossref" and by_doi.doi == "10.1016/j.addr.2015.01.008"
+    assert (by_arxiv.source, by_arxiv.title) == (
+        "arxiv", "Heat-bath random walks with Markov bases")

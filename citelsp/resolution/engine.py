@@ -146,8 +146,8 @@ class Engine:
 
     async def record_for(self, identifier: str) -> Record | str:
         """The work a DOI or arXiv id names (to create an entry from it), or why there is
-        none. Asked through the cache: Crossref, then DataCite, then content negotiation for
-        a DOI; arXiv for an arXiv id."""
+        none. The local index first; then through the cache: Crossref, then DataCite, then
+        content negotiation for a DOI; arXiv for an arXiv id."""
         context = self.context()
         arxiv_id = normalize_arxiv(identifier)
         doi = normalize_doi(identifier)
@@ -161,6 +161,13 @@ class Engine:
                     ("doi_registry", "csl", doi, self.sources.doi_registry.csl)]
         else:
             return f"'{identifier}' is neither a DOI (10.NNNN/…) nor an arXiv id"
+        if self.index is not None:
+            hits = self.index.by_doi(doi) if doi is not None else self.index.by_arxiv(arxiv_id)
+            order = [resolver for resolver, *_ in plan]
+            hits.sort(key=lambda h: order.index(h.record.source)
+                      if h.record.source in order else len(order))
+            if hits:
+                return hits[0].record
         why = "no source has a record of it"
         for resolver, form, query, lookup in plan:
             asked = await ask(context, resolver, form, query,
