@@ -31,8 +31,8 @@ def citelsp(paper: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
-def check(paper: Path, *args: str) -> list[str]:
-    done = citelsp(paper, "check", "paper.md", "--offline", "--fail-on", "never", *args)
+def check(paper: Path, *args: str, paths: tuple[str, ...] = ("paper.md",)) -> list[str]:
+    done = citelsp(paper, "check", *paths, "--offline", "--fail-on", "never", *args)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -70,8 +70,8 @@ def test_orphans_are_not_said_to_be_uncited_by_open_manuscripts(paper):
     bib = paper / "refs.bib"
     bib.write_text(bib.read_text(encoding="utf-8") + "\n@misc{unused2020,\n  title = {Never "
                    "cited},\n  year = {2020},\n}\n", encoding="utf-8")
-    done = citelsp(paper, "check", "paper.md", "refs.bib", "--offline", "--fail-on", "never")
-    orphan = [line for line in done.stdout.splitlines() if "ORPHAN_REFERENCE" in line]
+    lines = check(paper, paths=("paper.md", "refs.bib"))
+    orphan = [line for line in lines if "ORPHAN_REFERENCE" in line]
     assert orphan and orphan[0].endswith("'unused2020' is not cited by any manuscript checked")
 
 
@@ -92,3 +92,35 @@ def test_no_user_facing_text_sends_readers_to_a_file_the_repository_does_not_shi
             if "DESIGN.md" in p.read_text(encoding="utf-8", errors="replace")] == []
     done = citelsp(paper, "check", "--help")
     assert "DESIGN" not in done.stdout
+
+
+def test_min_priority_says_how_many_findings_it_hides(paper):
+    summary = check(paper, "--min-priority", "P1")[-2]
+    assert summary.endswith("findings: 4 P0, 0 P1 (18 P2 hidden: below P1)"), summary
+
+
+def test_the_checklist_lists_what_it_counts_under_headings_that_fit(paper):
+    """Local errors are not "identifier evidence"; an uncited entry counted as P3 has its
+    P3 section; a hidden priority is counted, not listed."""
+    bib = paper / "refs.bib"
+    bib.write_text(bib.read_text(encoding="utf-8") + "\n@misc{unused2020,\n  title = {Never "
+                   "cited},\n  year = {2020},\n}\n", encoding="utf-8")
+    lines = check(paper, "--format", "markdown", paths=("paper.md", "refs.bib"))
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == ["## P0 — errors in the manuscripts and bibliographies",
+                        "## P2 — could not be confirmed automatically",
+                        "## P3 — hints on the manuscripts and bibliographies"], headings
+    counts = re.search(r"on this list: (\d+) P0, (\d+) P1, (\d+) P2, (\d+) P3", lines[2])
+    sections = {h[3:5]: 0 for h in headings}
+    current = None
+    for line in lines:
+        if line.startswith("## "):
+            current = line[3:5]
+        elif line.startswith("- [") and current:
+            sections[current] += 1
+    assert [int(n) for n in counts.groups()] == [sections.get(p, 0)
+                                                 for p in ("P0", "P1", "P2", "P3")]
+    hidden = check(paper, "--format", "markdown", "--min-priority", "P1",
+                   paths=("paper.md", "refs.bib"))
+    assert hidden[2].endswith("on this list: 2 P0, 0 P1 (19 P2, 1 P3 hidden: below P1)")
+    assert not any(line.startswith("## P2") for line in hidden)

@@ -1,6 +1,6 @@
 """The human-check checklist as Markdown, most urgent first: every reference's item, and the
-local problems that need a person too (errors and warnings: a dangling citation, a duplicate
-key), so that everything that sets the exit status is on the list."""
+local problems (a dangling citation, a duplicate key, an uncited entry), so that everything
+that sets the exit status, and everything the header counts, is on the list."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from citelsp import links
 from citelsp.reports.rows import Row, rows
 from citelsp.reports.safe import markdown_text
 from citelsp.reports.text import summary
+from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import PRIORITY_ORDER, priority_rank
 from citelsp.workspace.snapshot import Snapshot
 
@@ -17,53 +18,66 @@ HEADINGS = {
     "P2": "P2 — could not be confirmed automatically",
     "P3": "P3 — no automated source applies",
 }
-LOCAL_PRIORITIES = ("P0", "P1")
-"""Local findings listed: errors and warnings (hints and notes stay in the editor)."""
+LOCAL_HEADINGS = {
+    "P0": "P0 — errors in the manuscripts and bibliographies",
+    "P1": "P1 — warnings in the manuscripts and bibliographies",
+    "P2": "P2 — notes on the manuscripts and bibliographies",
+    "P3": "P3 — hints on the manuscripts and bibliographies",
+}
+"""Local findings (a dangling citation, a duplicate key) are no identifier evidence: they get
+headings of their own."""
 
 
 def render(snapshot: Snapshot) -> str:
-    items = [(r, r.judgement.item) for r in snapshot.results if r.judgement.item is not None]
+    """Every item and local finding the report counts is listed under its own heading."""
+    items = [(r, r.judgement.item) for r in snapshot.results if r.judgement.item is not None
+             and shown(r.judgement.item.priority, snapshot.minimum)]
     items.sort(key=lambda pair: (priority_rank(pair[1].priority), pair[1].citation_key))
     found = rows(snapshot)
     local = _local(found)
-    lines = ["# Reference check", "",
-             *(markdown_text(line) for line in summary(snapshot, found).splitlines())]
+    body: list[str] = []
+    listed = {p: 0 for p in PRIORITY_ORDER}
     for priority in PRIORITY_ORDER:
         group = [(r, i) for r, i in items if i.priority == priority]
-        here = [g for g in local if g[0].priority == priority]
-        if not group and not here:
-            continue
-        lines += ["", f"## {HEADINGS[priority]}", ""]
+        if group:
+            body += ["", f"## {HEADINGS[priority]}", ""]
+            listed[priority] += len(group)
         for result, item in group:
             decision = result.current_decision
             box = "x" if decision is not None else " "
-            lines.append(f"- [{box}] **{markdown_text(item.citation_key)}** · "
-                         f"`{item.reason_code}` · verdict {item.verdict_contribution}")
-            lines.append(f"  - Cited as: {markdown_text(item.cited_as)}")
-            lines.append(f"  - {markdown_text(item.message)}")
+            body.append(f"- [{box}] **{markdown_text(item.citation_key)}** · "
+                        f"`{item.reason_code}` · verdict {item.verdict_contribution}")
+            body.append(f"  - Cited as: {markdown_text(item.cited_as)}")
+            body.append(f"  - {markdown_text(item.message)}")
             if item.other_reasons:
-                lines.append(f"  - Also: {', '.join(f'`{r}`' for r in item.other_reasons)}")
-            lines.append(f"  - To do: {markdown_text(item.human_action)}")
-            lines += [f"  - <{url}>" for url in item.verification_urls if links.allowed(url)]
+                body.append(f"  - Also: {', '.join(f'`{r}`' for r in item.other_reasons)}")
+            body.append(f"  - To do: {markdown_text(item.human_action)}")
+            body += [f"  - <{url}>" for url in item.verification_urls if links.allowed(url)]
             if decision is not None:
                 note = f": {markdown_text(decision.note)}" if decision.note else ""
-                lines.append(f"  - Human decision: **{decision.decision}**{note}")
+                body.append(f"  - Human decision: **{decision.decision}**{note}")
+        here = [g for g in local if g[0].priority == priority]
+        if here:
+            body += ["", f"## {LOCAL_HEADINGS[priority]}", ""]
+            listed[priority] += len(here)
         for row, others in here:
             where = markdown_text(row.place)
             if others:
                 where += f" (and {len(others)} more)"
-            lines.append(f"- [ ] **{markdown_text(row.key or row.code)}** · `{row.code}` · "
-                         f"{where}")
-            lines.append(f"  - {markdown_text(row.message)}")
-    return "\n".join(lines) + "\n"
+            body.append(f"- [ ] **{markdown_text(row.key or row.code)}** · `{row.code}` · "
+                        f"{where}")
+            body.append(f"  - {markdown_text(row.message)}")
+    head = ["# Reference check", "", *(markdown_text(line) for line in
+                                       summary(snapshot, found, listed).splitlines())]
+    return "\n".join(head + body) + "\n"
 
 
 def _local(found: list[Row]) -> list[tuple[Row, list[Row]]]:
-    """Local errors and warnings, one line per (code, key): a key dangling in five places is
-    one thing to fix."""
+    """Local findings, one line per (code, key): a key dangling in five places is one thing
+    to fix."""
     groups: dict[tuple, tuple[Row, list[Row]]] = {}
     for row in found:
-        if row.local and row.priority in LOCAL_PRIORITIES:
+        if row.local:
             group = groups.setdefault((row.code, row.key or row.place), (row, []))
             if group[0] is not row:
                 group[1].append(row)

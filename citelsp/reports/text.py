@@ -80,12 +80,23 @@ def _line(row: Row, places: list[Row], color: bool) -> str:
     return line
 
 
+def counted(by_priority: dict[str, int], minimum: str, hidden: dict[str, int]) -> str:
+    """"3 P0, 0 P1 (18 P2 hidden: below P1)": the priorities shown, and how many findings
+    the minimum priority hides (never a "0 P2" for findings that were only not shown)."""
+    shown = ", ".join(f"{by_priority.get(p, 0)} {p}" for p in PRIORITY_ORDER
+                      if PRIORITY_ORDER.index(p) <= PRIORITY_ORDER.index(minimum))
+    below = ", ".join(f"{n} {p}" for p in PRIORITY_ORDER if (n := hidden.get(p, 0)))
+    return shown + (f" ({below} hidden: below {minimum})" if below else "")
+
+
 def _by_human(n: int) -> str:
     return f" ({n} by a human)" if n else ""
 
 
-def summary(snapshot: Snapshot, found: list[Row] | None = None) -> str:
-    """What was checked, the findings by priority, and what could not be checked."""
+def summary(snapshot: Snapshot, found: list[Row] | None = None,
+            listed: dict[str, int] | None = None) -> str:
+    """What was checked, the findings by priority (``listed``: as a report lists them, else
+    one per line of this one), and what could not be checked."""
     found = rows(snapshot) if found is None else found
     results = snapshot.results
     verdicts = {"true": 0, "false": 0, "unresolvable": 0}
@@ -99,14 +110,16 @@ def summary(snapshot: Snapshot, found: list[Row] | None = None) -> str:
             verdicts[verdict] += 1
             humans[verdict] += 1
     by_priority = {p: 0 for p in PRIORITY_ORDER}
-    for row in found:
+    for row in found if listed is None else ():
         if not row.on_citation:
             by_priority[row.priority] += 1
-    counts = ", ".join(f"{n} {p}" for p, n in by_priority.items())
+    by_priority.update(listed or {})
     head = (f"{len(results)} reference{'s' if len(results) != 1 else ''}: "
             f"{verdicts['true']} verified{_by_human(humans['true'])}, "
             f"{verdicts['false']} refuted{_by_human(humans['false'])}, "
-            f"{verdicts['unresolvable']} unresolvable; findings: {counts}")
+            f"{verdicts['unresolvable']} unresolvable; "
+            f"{'findings' if listed is None else 'on this list'}: "
+            f"{counted(by_priority, snapshot.minimum, snapshot.hidden)}")
     statements = [snapshot.coverage().statement(),
                   *(waiting_statement(spent, keys)
                     for spent, keys in snapshot.waiting_for_budget().items())]

@@ -83,6 +83,10 @@ class Snapshot:
     problems: list[tuple[str, Problem]]
     results: list[ReferenceResult]
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    minimum: str = "P3"
+    """The lowest priority reported (``citelsp.minPriority``, ``--min-priority``)."""
+    hidden: dict[str, int] = field(default_factory=dict)
+    """Priority → findings below ``minimum``, left out of ``problems``: counted, not lost."""
 
     def __repr__(self) -> str:
         """Short: asyncio writes the repr of a finished task's result, and a full one of a

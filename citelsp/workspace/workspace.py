@@ -36,7 +36,7 @@ from citelsp.uris import path_to_uri, uri_to_path
 from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.verdict.judge import Judgements, judge
 from citelsp.verdict.placement import shown
-from citelsp.verdict.reasons import severity_priority
+from citelsp.verdict.reasons import PRIORITY_ORDER, severity_priority
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
@@ -290,14 +290,14 @@ class Workspace:
         self._local[uri] = (self.corpus.generation, problems)
         return problems
 
-    def problems(self, uri: str) -> list[Problem]:
+    def problems(self, uri: str, minimum: str | None = None) -> list[Problem]:
         """Every problem of one document, local and verification, with human decisions
-        applied and filtered by the lowest priority shown: what the editor shows and the
-        command line prints."""
+        applied and filtered by the lowest priority shown (``minimum``, else the setting):
+        what the editor shows and the command line prints."""
         doc = self.corpus.get(uri)
         if doc is None:
             return []
-        minimum = self.settings.min_priority
+        minimum = minimum or self.settings.min_priority
         found = [p for p in self.local_problems(uri)
                  if shown(severity_priority(p.severity), minimum)]
         try:
@@ -480,7 +480,21 @@ class Workspace:
                     documents.setdefault(ref.uri, home)
         ordered = sorted(results.values(), key=lambda r: (r.reference.uri,
                                                           r.reference.span.start))
-        return Snapshot(documents, problems, ordered)
+        return Snapshot(documents, problems, ordered, minimum=self.settings.min_priority,
+                        hidden=self._hidden(documents))
+
+    def _hidden(self, documents: Iterable[str]) -> dict[str, int]:
+        """Priority → findings the minimum priority hides (none when it hides nothing)."""
+        minimum = self.settings.min_priority
+        if minimum == PRIORITY_ORDER[-1]:
+            return {}
+        hidden: dict[str, int] = {}
+        for uri in documents:
+            for p in self.problems(uri, minimum=PRIORITY_ORDER[-1]):
+                priority = p.priority or severity_priority(p.severity)
+                if not p.on_citation and not shown(priority, minimum):
+                    hidden[priority] = hidden.get(priority, 0) + 1
+        return hidden
 
 
 def internal_error(exc: Exception) -> Problem:
