@@ -179,3 +179,33 @@ def test_arxiv_reader_reads_kaggle_lines(tmp_path):
     path.write_bytes(jsonl(arxiv_papers()[:2]) + b"not json\n")
     tally = Tally()
     assert len(list(arxiv_reader.read(path, tally))) == 2 and tally.malformed == 1
+
+
+def test_an_interrupted_update_leaves_the_index_as_it_was(tmp_path, monkeypatch):
+    from citelsp.index import build as build_module
+
+    works = openalex_works()
+    write_gz(tmp_path / "works/updated_date=2025-01-01/part_000.gz", jsonl(works[:5]))
+    build(tmp_path / "i.sqlite", {"openalex": tmp_path / "works"})
+    write_gz(tmp_path / "works/updated_date=2025-03-01/part_000.gz",
+             jsonl([dict(w, title="Changed") for w in works[:8]]))
+    real_rows, calls = build_module._rows, []
+
+    def failing(entries, subset):
+        rows = real_rows(entries, subset)
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return rows
+
+    monkeypatch.setattr(build_module, "BATCH", 3)
+    monkeypatch.setattr(build_module, "_rows", failing)
+    writer = IndexWriter(tmp_path / "i.sqlite", fresh=False)
+    # a rollback journal: without one SQLite's rollback is undefined once pages are written
+    assert writer.db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    with pytest.raises(KeyboardInterrupt):
+        writer.add("openalex", tmp_path / "works", workers=1)
+    writer.abandon()
+    index = LocalIndexes.open([tmp_path / "i.sqlite"])
+    assert index.snapshots[0].works == 5
+    assert index.by_doi(works[0]["doi"])[0].record.title != "Changed"

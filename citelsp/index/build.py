@@ -147,7 +147,7 @@ class IndexWriter:
             raise IndexFileError(f"{path}: no index to update (build one first)")
         try:
             self.db = sqlite3.connect(self.target, isolation_level=None)
-            self.db.executescript(_PRAGMAS)
+            self.db.executescript(_PRAGMAS if fresh else _UPDATE_PRAGMAS)
             if fresh:
                 self.db.executescript(_TABLES)
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -294,6 +294,14 @@ PRAGMA synchronous = OFF;
 PRAGMA cache_size = -262144;
 PRAGMA temp_store = FILE;
 """
+
+
+_UPDATE_PRAGMAS = """
+PRAGMA cache_size = -262144;
+PRAGMA synchronous = NORMAL;
+"""
+"""An update keeps SQLite's rollback journal: servers may be reading the index meanwhile,
+and an interrupted update must leave it as it was (a build writes a new file instead)."""
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:
