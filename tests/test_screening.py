@@ -28,6 +28,11 @@ def test_a_folder_of_submissions_gets_one_row_each_and_one_lookup_per_work(tmp_p
                        cache_dir=tmp_path / "cache", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert server.asked("crossref", "10.1038/s42256-024-00832-8") == 1  # one plan for all
+        again = run_cli(server, "check", "submissions", "--format", "json", "--fail-on",
+                        "never", cache_dir=tmp_path / "cache", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        # a run after an interruption resumes: what was answered comes from the cache
+        assert server.asked("crossref", "10.1038/s42256-024-00832-8") == 1
     rows = list(csv.DictReader((tmp_path / "summary.csv").open()))
     assert [(r["manuscript"].split("/")[-2], r["references"], r["P0"], r["P0_keys"])
             for r in rows] == [("paper0", "1", "0", ""), ("paper1", "2", "1", "nodoi"),
