@@ -241,3 +241,19 @@ async def test_a_duplicated_key_with_only_the_manuscript_open(paper, env):
         assert at_citation(lsp) == ["DUPLICATE_KEY", "UNREACHABLE"]
         duplicate = next(d for d in lsp.diagnostics[md] if d.code == "DUPLICATE_KEY")
         assert "refs.bib:125, refs.bib:145" in duplicate.message
+
+
+async def test_re_verify_in_offline_mode_says_why_nothing_happens(paper, env, api):
+    async with lsp_session(paper, {**env, "CITELSP_OFFLINE": "1"}) as lsp:
+        bib = open_paper(lsp, paper)
+        await wait_until(lsp, all_unchecked(bib), SETTLES_IN_S)
+        answer = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.reverify", arguments=[]))
+        assert answer["queued"] == 0
+
+        async def told() -> None:
+            while not any("offline mode is on" in m.message for m in lsp.messages):
+                await lsp.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+
+        await asyncio.wait_for(told(), SETTLES_IN_S)
+    assert api.requests == []

@@ -302,14 +302,15 @@ class Verifier:
             self._watch_key(resolution)
         self.listener.end(f"Verified {len(todo)} references")
 
-    def reverify(self, refs: Iterable[Reference]) -> None:
+    def reverify(self, refs: Iterable[Reference]) -> bool:
         """Resolve these again now, bypassing the cache (not while offline); each shows its
-        verdict until the new one comes, and keeps it if no source can be reached."""
+        verdict until the new one comes, and keeps it if no source can be reached. Whether
+        they were queued: offline mode says why not, every time it is asked."""
         if self.engine is None or self.offline:
             if self.engine is not None and self.engine.settings.offline:
-                self._tell("citelsp: offline mode is on (citelsp.offline): nothing is "
-                           "looked up until it is off")
-            return
+                self.listener.notice("citelsp: offline mode is on (citelsp.offline): nothing "
+                                     "is looked up until it is off")
+            return False
         for ref in refs:
             identity = self.identity(ref)
             if identity in self._running:
@@ -321,6 +322,7 @@ class Verifier:
             heapq.heappush(self._queue, (0, next(self._seq), identity, True))
         self.listener.results_arrived()
         self._start()
+        return True
 
     def cancel_all(self, why: str = "Cancelled") -> None:
         self._queue.clear()

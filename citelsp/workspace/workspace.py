@@ -422,11 +422,10 @@ class Workspace:
 
     def reverify(self, keys: set[str] | None = None) -> int:
         """Look the open documents' references (all, or those with ``keys``) up again now,
-        bypassing the cache; how many were queued."""
+        bypassing the cache; how many were queued (none offline)."""
         refs = self.references(keys)
         self.verifier.back_online()
-        self.verifier.reverify(refs)
-        return len(refs)
+        return len(refs) if self.verifier.reverify(refs) else 0
 
     def clear_cache(self) -> None:
         """Forget every stored answer, on disk and in memory."""
