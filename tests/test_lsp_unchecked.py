@@ -150,11 +150,17 @@ async def assert_every_reference_is_checked_again(lsp, paper: Path, statuses: St
     await statuses.until(lsp, lambda s: "not checked" not in s)
 
 
+EDITORS = pytest.mark.parametrize("editor", ["visual_studio_code", "neovim@v0.7.0"])
+"""The clients of issue 25's report: VS Code, and the Neovim 0.7.2 it was tried in."""
+
+
+@EDITORS
 async def test_offline_from_the_start_every_reference_says_so_and_rechecks_itself(
-        paper, env, api):
+        paper, env, api, editor):
     api.stop()  # the network is down before the editor starts
     statuses = Statuses()
-    async with lsp_session(paper, env, features={"citelsp/status": statuses}) as lsp:
+    async with lsp_session(paper, env, features={"citelsp/status": statuses},
+                           client=editor) as lsp:
         bib = open_paper(lsp, paper)
         await wait_until(lsp, all_unchecked(bib), SETTLES_IN_S)
         await assert_every_reference_says_unchecked(lsp, paper, statuses)
@@ -163,12 +169,15 @@ async def test_offline_from_the_start_every_reference_says_so_and_rechecks_itsel
         await assert_every_reference_is_checked_again(lsp, paper, statuses)
 
 
-async def test_offline_midway_every_reference_says_so_and_rechecks_itself(paper, env, api):
+@EDITORS
+async def test_offline_midway_every_reference_says_so_and_rechecks_itself(paper, env, api,
+                                                                         editor):
     """Verified online; then the network goes and the cache is cleared, so every reference
     is asked again and none can be answered (verification stops going to the network after
     a few): every one says so, and is checked again when the network is back."""
     statuses = Statuses()
-    async with lsp_session(paper, env, features={"citelsp/status": statuses}) as lsp:
+    async with lsp_session(paper, env, features={"citelsp/status": statuses},
+                           client=editor) as lsp:
         bib = open_paper(lsp, paper)
         await wait_until(lsp, all_checked(bib), RETURNS_IN_S)
 
