@@ -260,7 +260,7 @@ def work_of(ref: Entry) -> Work:
 # --- BibTeX ----------------------------------------------------------------------------------
 
 
-_NOOPSORT = re.compile(r"\\noopsort\s*\{[^{}]*\}")
+_NOOPSORT = re.compile(r"\{\\noopsort\s*\{[^{}]*\}\}|\\noopsort\s*\{[^{}]*\}")
 _BIBSTRING = re.compile(r"\\bibstring\s*\{([^{}]*)\}")
 _HYPHEN = re.compile(r"\\hyphen(?![^\W\d_])\s*")
 
