@@ -460,9 +460,9 @@ class Verifier:
             task = asyncio.ensure_future(engine.resolve(ref, refresh=refresh))
             self._running[identity] = task
             try:
-                resolution = await task
+                live = resolution = await task
                 known = self.results.get(identity)
-                if resolution.wants_network and known is not None and not known.wants_network:
+                if live.wants_network and known is not None and not known.wants_network:
                     resolution = known  # a re-verify that reached no source: the verdict stays
                 self.results[identity] = resolution
             except asyncio.CancelledError:
@@ -483,7 +483,7 @@ class Verifier:
                     log.exception("after verifying %s", ref.key)
             self.listener.report(self._done, self._total)
             self.listener.results_arrived(urgent=near)  # where the writer looks: show it now
-            self._watch(resolution)
+            self._watch(live)
             if self._status:  # a reference not checked before may be now
                 self._status_soon()
         if not self._running and not self._queued and self._total:
