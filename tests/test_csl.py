@@ -309,3 +309,15 @@ def test_csl_yaml_values_are_markdown():
     (reference,) = parse_csl_yaml("file:///p.md", text, 4, text.index("\n---\n", 4)).references
     assert reference.csl["title"] == 'Bottom-up design of "x"'
     assert reference.csl["DOI"] == "10.1000/a<b>"
+
+
+def test_items_without_a_type_are_read_with_a_hint():
+    """pandoc reads CSL-JSON items that have no ``type``; a file of them is a bibliography,
+    each such item with a Hint, while JSON that describes no works stays ignored."""
+    bib = parse_csl_json(URI, '[{"id": "a", "title": "T", "author": [{"family": "X"}]},\n'
+                              ' {"id": "b", "type": "book", "title": "B"}]')
+    assert [(r.key, r.entry_type) for r in bib.references] == [("a", ""), ("b", "book")]
+    (hint,) = bib.problems
+    assert hint.severity == Severity.HINT and "without a \"type\"" in hint.message
+    assert at(bib.text, hint.span) == "a"
+    assert parse_csl_json(URI, '[{"id": 1, "name": "user"}]') is None

@@ -305,3 +305,12 @@ def test_a_key_may_hold_parentheses_in_a_braced_entry():
     bib = parse_bibtex("file:///r.bib", "@article{smith(2020),\n  title = {T},\n}\n"
                                         "@article(jones,\n  title = {U},\n)\n")
     assert [r.key for r in bib.references] == ["smith(2020)", "jones"] and bib.problems == []
+
+
+@pytest.mark.parametrize(("author", "families"), [
+    ("John Doe", ["John Doe"]), ({"family": "Pelikan"}, ["Pelikan"]),
+    (["宮水 三葉", {"family": "Crick", "given": "F."}], ["宮水 三葉", "Crick"])])
+def test_csl_names_written_by_hand_read_as_pandoc_reads_them(author, families):
+    """pandoc reads one name without a list, and a name written as a string as a literal."""
+    work = csl_work({"id": "a", "type": "book", "title": "T", "author": author})
+    assert [p.family for p in work.authors] == families

@@ -110,9 +110,24 @@ def _looks_like_csl(text: str) -> bool:
     return shaped and '"id"' in text and '"type"' in text
 
 
+_WORK_VARIABLES = frozenset({"title", "author", "editor", "issued", "DOI", "container-title",
+                             "URL", "publisher"})
+
+
 def _is_csl(items: list[_JsonItem] | None) -> bool:
-    """CSL when some item has an ``id`` and a CSL ``type``: other JSON rarely has both."""
-    return bool(items) and any(_has_csl_identity(item) for item in items)
+    """CSL when some item has an ``id`` and a CSL ``type`` (other JSON rarely has both), or
+    when every item has an ``id`` and describes a work (a title, authors, a date…): pandoc
+    reads items without a type."""
+    if not items:
+        return False
+    if any(_has_csl_identity(item) for item in items):
+        return True
+    return all(_describes_work(item) for item in items)
+
+
+def _describes_work(item: _JsonItem) -> bool:
+    names = {name for name, _, _, _ in item.properties}
+    return "id" in names and not names.isdisjoint(_WORK_VARIABLES)
 
 
 def _has_csl_identity(item: _JsonItem) -> bool:
@@ -377,6 +392,10 @@ def _add_item(
         )
         return
     entry_type = csl.get("type")
+    if entry_type is None:
+        bib.problems.append(_problem(
+            key_span, 'CSL item without a "type": read as pandoc reads it, as a work of no '
+            'particular type (add one, such as "article-journal" or "book")', Severity.HINT))
     bib.references.append(
         Reference(
             key=str(item_id),

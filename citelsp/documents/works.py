@@ -469,8 +469,11 @@ def _csl_work(item: dict) -> Work:
         return cleaned or None
 
     author = item.get("author")
+    if isinstance(author, dict | str):  # one name, as pandoc reads CSL-YAML written by hand
+        author = [author if isinstance(author, dict) else {"literal": author}]
     people = author if isinstance(author, list) and len(author) <= MAX_CSL_NAMES else []
-    named = [_csl_person(p) for p in people if isinstance(p, dict)]
+    named = [_csl_person(p if isinstance(p, dict) else {"literal": p})
+             for p in people if isinstance(p, dict | str)]
     authors = tuple(p for p in named if p.family.casefold() not in _ET_AL)
     note = item.get("note")
     title = item.get("title")
