@@ -89,8 +89,8 @@ def test_text_has_one_line_per_diagnostic_then_a_summary(rendered):
     assert len(diagnostics) == len(json.loads(rendered["json"])["diagnostics"])
     assert re.match(r"^13 references: 5 verified, 2 refuted, 6 unresolvable; "
                     r"findings: \d+ P0, \d+ P1, \d+ P2, \d+ P3$", summary[0])
-    assert summary[1:] == ["1 of 13 references could not be checked (outage: Crossref, "
-                           "OpenAlex, Semantic Scholar and DBLP unreachable)"], summary
+    assert summary[1:] == ["1 of 13 references could not be checked (Crossref, OpenAlex, "
+                           "Semantic Scholar and DBLP unreachable)"], summary
     assert any(" P0 DOI_REFUTED nodoi: " in line for line in diagnostics)
 
 
@@ -166,5 +166,5 @@ def test_each_cause_of_references_not_checked_is_said_once_with_every_source():
     snapshot = Snapshot({}, [], [down(refs[0], ["crossref", "openalex"]),
                                  down(refs[1], ["crossref", "datacite"])])
     assert snapshot.coverage().statement() == (
-        "2 of 2 references could not be checked (outage: Crossref, OpenAlex and DataCite "
+        "2 of 2 references could not be checked (Crossref, OpenAlex and DataCite "
         "unreachable)")

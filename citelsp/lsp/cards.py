@@ -16,7 +16,7 @@ from citelsp.resolution.budget import card_line as budget_card_line
 from citelsp.resolution.budget import waits_for
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
-from citelsp.verdict.checklist import conflict_text, unchecked_words
+from citelsp.verdict.checklist import conflict_text
 from citelsp.verdict.reasons import REASONS
 from citelsp.workspace.snapshot import ReferenceResult
 
@@ -42,7 +42,7 @@ def verification_card(result: ReferenceResult, m: Markup) -> str:
     resolution = result.resolution
     item = judgement.item
     unchecked = resolution.unchecked
-    verdict = (f"not checked — {unchecked_words(unchecked)}" if unchecked is not None
+    verdict = ("not checked — no source could be asked or answered" if unchecked is not None
                else VERDICT_WORDS[judgement.verdict])
     lines = [f"{m.bold('Verification:')} {m.text(verdict)}"]
     if item is not None:

@@ -347,8 +347,8 @@ def build_judgement(
 
 
 def unchecked_words(unchecked: NotChecked) -> str:
-    """"offline, no cached answer", "outage: Crossref and OpenAlex unreachable": why a
-    reference is not checked, in the words of every front end."""
+    """"offline, no cached answer", "Crossref and OpenAlex unreachable": why a reference is
+    not checked, in the words of every front end."""
     if unchecked.kind == "offline":
         return "offline, no cached answer"
     if unchecked.kind == "pending":
@@ -356,8 +356,8 @@ def unchecked_words(unchecked: NotChecked) -> str:
     names = [LABELS.get(r, r) for r in unchecked.resolvers]
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     if unchecked.kind == "budget":
-        return f"today's budget spent: {listed}"
-    return f"outage: {listed} unreachable"
+        return f"today's budget spent ({listed})"
+    return f"{listed} unreachable"
 
 
 def _no_match_reasons(
