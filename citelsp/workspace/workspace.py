@@ -307,7 +307,8 @@ class Workspace:
         except Exception as exc:  # the local findings still show
             log.exception("verification findings failed on %s", uri)
             found.append(internal_error(exc))
-        if len(found) > 1:  # two copies of one entry: one finding per place, not two
+        if isinstance(doc, Manuscript) and len(found) > 1:
+            # a citation of a key two entries define: one finding per place, not two
             found = list({(p.code, p.span, p.message): p for p in found}.values())
         ignored = self.settings.ignore
         hidden = self._suppressed(doc)
