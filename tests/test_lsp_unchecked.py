@@ -28,8 +28,9 @@ LOCAL = {"ORPHAN_REFERENCE", "DUPLICATE_KEY", "DUPLICATE_WORK", "DANGLING_CITATI
 INVENTED = {"hallucinated2023": "DOI_REFUTED", "invented2021": "NOT_FOUND_IN_INDEXES"}
 SETTLES_IN_S = 15
 """How long a reference may go without a state after it is opened or the network changes."""
-RETURNS_IN_S = 60
-"""How long the back-off probe may take to notice the network is back."""
+RETURNS_IN_S = 120
+"""How long the back-off probe may take to notice the network is back (it waits 2 s, then
+twice as long each time, at most a minute), and the references to be checked again."""
 
 
 @pytest.fixture
