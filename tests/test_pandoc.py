@@ -247,3 +247,20 @@ def test_nocite_every_entry_is_a_wildcard_citation(tmp_path):
     assert sorted(r.key for r in workspace.wanted()) == ["a", "b"]
     bib = (tmp_path / "refs.bib").as_uri()
     assert not [p for p in workspace.local_problems(bib) if p.code == "ORPHAN_REFERENCE"]
+
+
+def test_a_backtick_fence_ends_a_paragraph_a_tilde_fence_does_not():
+    text = "para\n```\n@a\n\n@b\n```\n@c\n\npara\n~~~\n@d\n~~~\n"
+    assert [k for k, _, _ in cited(text)] == ["c", "d"]
+
+
+def test_a_bare_div_fence_closes_the_div_after_a_paragraph():
+    """Inside a fenced div, a ``:::`` line ends the paragraph and the div; outside one it is
+    text, and a fence after it is text too."""
+    text = "::: {.note}\ntext\n:::\n```\n@a\n```\n\nword\n:::\n~~~\n@b\n~~~\n"
+    assert [k for k, _, _ in cited(text)] == ["b"]
+
+
+def test_macros_pandoc_knows_take_no_options():
+    text = r"\LaTeX[@a] \emph[@b]{x} \foo[@c]{x} \ldots{} [@d]"
+    assert [k for k, _, _ in cited(text)] == ["a", "b", "d"]

@@ -132,3 +132,12 @@ def test_every_entry_is_cited_only_from_nocite():
     entry."""
     assert pandoc_cited("All [@*].").body == ["*"]
     assert citelsp_cited("All [@*].") == Cited([], Counter())
+
+
+def test_an_executable_chunk_is_code():
+    """knitr and Quarto run ```` ```{r} ```` and ```` ```{python} ```` chunks and hand pandoc
+    a plain fence; pandoc alone reads a bare ``{python}`` as no fence (a decorator in it would
+    be a citation)."""
+    text = "```{python}\n@decorator\n\ndef f(): pass\n```\n"
+    assert pandoc_cited(text).body == ["decorator"]
+    assert citelsp_cited(text) == Cited([], Counter())

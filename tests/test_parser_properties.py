@@ -211,12 +211,13 @@ def test_csl_yaml_front_matter_round_trips(examples):
     item = st.fixed_dictionaries(
         {"id": st.text("abcxyz-_:0123456789", min_size=1, max_size=8),
          "type": st.sampled_from(["book", "article-journal"])},
-        optional={"title": st.text(st.characters(blacklist_characters="\x85\u2028\u2029",
+        optional={"title": st.text(st.characters(blacklist_characters="\x85\u2028\u2029\\[",
                                                  blacklist_categories=("Cs",)), max_size=20)},
     )  # fmt: skip
     # NEL and the Unicode line separators are line breaks to YAML: PyYAML writes them raw
     # in a quoted scalar and reads them back folded to a space. Lone surrogates are replaced
-    # on purpose (test_csl.py).
+    # on purpose (test_csl.py). Values are Markdown, as in pandoc: a backslash escapes and
+    # [text]{.nocase} is text (test_csl.py), so neither is drawn here.
 
     def check(items):
         body = yaml.safe_dump({"references": items}, allow_unicode=True)
@@ -296,6 +297,8 @@ def test_pandoc_citations_round_trip(examples):
     def check(case):
         parts, cited = case
         text = "".join(f"{p} [@{k}] " for p, k in zip(parts, cited, strict=False))
+        if len(parts) > 1 and "".join(parts).count("$") > 1:
+            return  # $…$ around a citation is TeX math: no citation (test_pandoc_oracle)
         found = parse_pandoc("file:///p.md", mask(text, code_regions(text)))
         assert [c.key for c in found] == cited[: len(parts)]
         for c in found:

@@ -80,6 +80,7 @@ def scan_blocks(text: str, *, front: YamlBlock | None = None, indented: bool = T
             i += 1
     closers = _Closers(text, lines)
     columns: list[int] = []  # content columns of the open list items
+    divs = 0  # fenced divs open
     block_start = True
     while i < len(lines):
         start, end = lines[i]
@@ -100,7 +101,8 @@ def scan_blocks(text: str, *, front: YamlBlock | None = None, indented: bool = T
             continue
         body = rest.lstrip(" \t")
         fence = _FENCE.match(body)
-        if fence is not None and (block_start or columns or not indented) and _is_fence(fence):
+        interrupts = block_start or columns or not indented or body[0] == "`"
+        if fence is not None and interrupts and _is_fence(fence):  # ~~~ ends no paragraph
             closing = closers.after(i, fence.group("fence"))
             if closing is not None:
                 close = lines[closing][1]
@@ -118,7 +120,14 @@ def scan_blocks(text: str, *, front: YamlBlock | None = None, indented: bool = T
         if block_start or columns:  # a list does not interrupt a paragraph
             at = end - len(line) + len(line) - len(body)
             _open_items(body, at, indent, columns, base, blocks.examples)
-        if _HTML_BLOCK_TAG.fullmatch(body.rstrip()) or body.startswith(":::"):
+        div_fence, divs_before = body.startswith(":::"), divs
+        bare = not body.strip(": \t\r\n")
+        if div_fence and bare and divs:  # a bare ::: closes a div, even after a paragraph
+            divs -= 1
+        elif div_fence and not bare and block_start:
+            divs += 1
+        if (block_start and _HTML_BLOCK_TAG.fullmatch(body.rstrip())) or (
+                div_fence and divs != divs_before):
             while columns and indent < columns[-1]:  # a div's tag or fence ends a list
                 columns.pop()
             block_start = True

@@ -224,6 +224,13 @@ _TEX_COMMAND = re.compile(r"(?<!\\)\\[A-Za-z]+\*?")
 _TEX_STOP = re.compile(r"(?<!\\)(?:%|#\d|\$)")
 """In an argument, what makes TeX stop (a ``%`` comment, a parameter ``#1``, an unbalanced
 ``$`` in braces), so that pandoc gives up on the command and reads the text."""
+_TEX_NO_ARGUMENTS = frozenset({"LaTeX", "TeX", "ldots", "dots", "today", "newline", "hfill",
+                               "vfill"})
+_TEX_NO_OPTIONS = frozenset({"emph", "textbf", "textit", "texttt", "textsc", "textrm", "textsf",
+                             "textsl", "textup", "textmd", "textnormal", "underline", "url",
+                             "href"})
+"""Macros pandoc knows, which take no ``[options]`` (or no arguments at all): what follows them
+is text again (``\\LaTeX[@lamport]`` cites)."""
 _TEX_OPTIONS = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)*")
 _LINK_TARGET = re.compile(
     r"\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)")
@@ -316,7 +323,12 @@ def _tex_commands(text: str) -> list[Span]:
     for m in _TEX_COMMAND.finditer(text):
         if m.start() < pos:
             continue
-        end = _TEX_OPTIONS.match(text, m.end()).end()
+        name = m.group()[1:]
+        if name in _TEX_NO_ARGUMENTS:
+            spans.append(Span(m.start(), m.end()))
+            pos = m.end()
+            continue
+        end = m.end() if name in _TEX_NO_OPTIONS else _TEX_OPTIONS.match(text, m.end()).end()
         if _tex_stops(text, m.end(), end, math=False):
             continue
         while text.startswith("{", end):
