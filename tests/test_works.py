@@ -314,3 +314,12 @@ def test_csl_names_written_by_hand_read_as_pandoc_reads_them(author, families):
     """pandoc reads one name without a list, and a name written as a string as a literal."""
     work = csl_work({"id": "a", "type": "book", "title": "T", "author": author})
     assert [p.family for p in work.authors] == families
+
+
+def test_inline_html_in_a_csl_json_title_reads_as_a_services_title():
+    """CSL-JSON titles carry the services' markup (``<sub>``, ``<i>``, small-caps spans):
+    read as the services' titles are, so the two compare equal."""
+    from citelsp.documents.text import plain_title
+
+    raw = 'H<sub>2</sub>O on <i>TiO<sub>2</sub></i> <span style="font-variant:small-caps;">x</span>'
+    assert csl_work({"title": raw}).title == plain_title(raw) == "H2O on TiO2 x"
