@@ -147,6 +147,7 @@ async def assert_every_reference_is_checked_again(lsp, paper: Path, statuses: St
     await wait_until(lsp, all_checked(bib), RETURNS_IN_S)
     card = await hover(lsp, bib, entries(bib)[0][1], 10)
     assert "found — the work exists as cited" in card
+    assert "DOI 10.1002/JOR.1100150407 → " in card, "the DOI as cited, not lowercased"
     assert set(listed(await checklist(lsp))) == set(INVENTED)
     await statuses.until(lsp, lambda s: "not checked" not in s)
 

@@ -280,7 +280,7 @@ class ChineseLiterature:
             return
         agency = (run.agency or "").casefold()
         if run.agency is None:
-            run.skip(RESOLVER, f"the registration agency of {doi.value} could not be "
+            run.skip(RESOLVER, f"the registration agency of {doi.shown} could not be "
                      "determined: no coordinate fallback for a cited DOI",
                      reason="DOI_RA_UNRESOLVED")
         elif agency == "istic":
@@ -297,7 +297,7 @@ class ChineseLiterature:
         if (matched := run.matched()) is not None:
             run.skip(RESOLVER, f"not asked: {run.agency} DOI, matched by {matched.resolver}")
             return
-        run.skip(RESOLVER, f"{run.agency} DOI {doi.value}: outside ISTIC and CNKI, and its "
+        run.skip(RESOLVER, f"{run.agency} DOI {doi.shown}: outside ISTIC and CNKI, and its "
                  "own resolver did not match it; no coordinate fallback for a cited DOI",
                  reason="DOI_RA_OUT_OF_SCOPE")
 
@@ -309,7 +309,7 @@ class ChineseLiterature:
             run.offline_skip(RESOLVER)
         elif isinstance(answer, Unreachable):
             run.set(RESOLVER, "unreachable", None,
-                    f"doi.org content negotiation for {doi.value} failed: {answer.reason}", csl)
+                    f"doi.org content negotiation for {doi.shown} failed: {answer.reason}", csl)
         elif isinstance(answer, Found) and answer.records:
             self._judge_istic(doi, answer.records[0], csl)
         else:
@@ -321,16 +321,16 @@ class ChineseLiterature:
         shown = _without_authors(record)
         if binding == "match":
             self.run.set(RESOLVER, "matched", "id",
-                         f"ISTIC DOI {doi.value} → {_quote(found)} (CSL title equal to the "
+                         f"ISTIC DOI {doi.shown} → {_quote(found)} (CSL title equal to the "
                          "cited title)", asked, record=shown, url=url)
         elif binding == "mismatch":
             self.run.set(RESOLVER, "unmatched", "id",
-                         f"DOI {doi.value} names another work: ISTIC's record has "
+                         f"DOI {doi.shown} names another work: ISTIC's record has "
                          f"{_quote(found)}", asked, record=shown, reason="DOI_TITLE_MISMATCH",
                          refutes_identifier=True, url=url)
         else:
             self.run.set(RESOLVER, "unmatched", "title",
-                         f"ISTIC DOI {doi.value} → {_quote(found)}, which cannot be compared "
+                         f"ISTIC DOI {doi.shown} → {_quote(found)}, which cannot be compared "
                          "with the cited title (a title is missing or the scripts differ)",
                          asked, record=shown, reason="DOI_EXISTS_TITLE_UNVERIFIABLE", url=url)
 
@@ -346,12 +346,12 @@ class ChineseLiterature:
             run.offline_skip(RESOLVER)
         elif isinstance(answer, Handle) and not answer.exists:
             run.set(RESOLVER, "unmatched", "id",
-                    f"DOI {doi.value} does not exist: the Handle System answers 100 "
+                    f"DOI {doi.shown} does not exist: the Handle System answers 100 "
                     "(no such handle)", handle, reason="DOI_REFUTED", refutes_identifier=True,
                     url=url)
         elif isinstance(answer, Handle):
             run.set(RESOLVER, "unmatched", "title",
-                    f"{doi.value} exists ({run.agency}, Handle System) but {why_no_title}: "
+                    f"{doi.shown} exists ({run.agency}, Handle System) but {why_no_title}: "
                     "a human must compare the title", handle,
                     reason="DOI_EXISTS_TITLE_UNVERIFIABLE", url=url)
         else:

@@ -331,7 +331,7 @@ class _Run:
             return  # arXiv matched the id this DOI names: DataCite is "not needed"
         auth = self.authoritative
         if auth not in (None, "crossref"):
-            self.skip("crossref", f"DOI not asked: {doi.value} is registered by "
+            self.skip("crossref", f"DOI not asked: {doi.shown} is registered by "
                       f"{self.agency or 'another agency'}, not Crossref", searchable=True)
         first = []
         if auth in (None, "crossref"):
@@ -428,7 +428,7 @@ class _Run:
             return None
         if isinstance(handle.answer, Handle):
             self.set("doi_registry", "unmatched", "title",
-                     f"{doi.value} exists (Handle System) but {self.agency or 'its agency'} "
+                     f"{doi.shown} exists (Handle System) but {self.agency or 'its agency'} "
                      "offers no machine-readable title", handle,
                      reason="DOI_EXISTS_TITLE_UNVERIFIABLE")
         else:
@@ -466,7 +466,7 @@ class _Run:
         elif isinstance(answer, Handle):
             for outcome in missing:
                 label = LABELS[outcome.resolver]
-                outcome.summary = (f"{label} has no record of {doi.value}, but the DOI exists "
+                outcome.summary = (f"{label} has no record of {doi.shown}, but the DOI exists "
                                    "(Handle System): coverage gap, not evidence")
                 if outcome is target:
                     outcome.reason = "DOI_EXISTS_TITLE_UNVERIFIABLE"
@@ -498,17 +498,17 @@ class _Run:
             return None
         if isinstance(answer, Malformed):
             self.set(resolver, "unmatched", "title",
-                     f"{label} says {what} {ident.value} is malformed: {answer.detail}", asked,
+                     f"{label} says {what} {ident.shown} is malformed: {answer.detail}", asked,
                      reason="INVALID_IDENTIFIER")
             return None
         if isinstance(answer, NotFound):
             if ident.kind == "arxiv":
                 self.set(resolver, "unmatched", "id",
-                         f"arXiv id {ident.value} does not exist: arXiv returned no entry twice",
+                         f"arXiv id {ident.shown} does not exist: arXiv returned no entry twice",
                          asked, reason="ARXIV_ID_REFUTED", refutes_identifier=True, url=url)
                 return None
             self.set(resolver, "unmatched", "title",
-                     f"{label} has no record of {what} {ident.value} (not evidence on its own)",
+                     f"{label} has no record of {what} {ident.shown} (not evidence on its own)",
                      asked, details={"answer": "not_found"})
             return None
         if not isinstance(answer, Found) or not answer.records:
@@ -525,16 +525,16 @@ class _Run:
         what = "DOI" if ident.kind == "doi" else "arXiv id"
         found = _quote(record.title)
         if judgement.matched:
-            self.set(resolver, "matched", "id", f"{what} {ident.value} → {found}", asked,
+            self.set(resolver, "matched", "id", f"{what} {ident.shown} → {found}", asked,
                      record=record, reason=judgement.reason(ident.kind), url=url)
         elif judgement.kind == "mismatch":
             self.set(resolver, "unmatched", "id",
-                     f"{what} {ident.value} names another work: {label} has {found}", asked,
+                     f"{what} {ident.shown} names another work: {label} has {found}", asked,
                      record=record, reason=judgement.reason(ident.kind),
                      refutes_identifier=True, url=url)
         else:
             self.set(resolver, "unmatched", "title",
-                     f"{what} {ident.value} → {found}, which does not confirm the cited title",
+                     f"{what} {ident.shown} → {found}, which does not confirm the cited title",
                      asked, record=record, reason=judgement.reason(ident.kind), url=url)
 
     # -- title search ------------------------------------------------------------------------
