@@ -54,6 +54,17 @@ _MEDIA_TYPES = {
     ".txt": "text/plain",
     ".html": "text/html; charset=utf-8",
 }
+NOT_FOUND = {
+    "crossref": ("text/plain", "crossref/10.1371_notarealdoi.404.txt"),
+    "datacite": ("application/json; charset=utf-8",
+                 "datacite/10.4124_05f6c379-dd68-4cdb-880d-33d3e9576d52_1.404.json"),
+    "openalex": ("text/html; charset=utf-8", "openalex/10.1046_j.1365-2699.2003.00795.404.html"),
+    "semantic_scholar": ("application/json", "semantic_scholar/0.404.json"),
+    "doi_registry": ("text/html;charset=utf-8", "doi/doi_10.1126_foo.404.html"),
+}
+"""Each service's own "no such record" (media type, recorded body): what an unrouted request and
+``fail(endpoint, 404)`` answer, so that a work no route knows reads as missing, as it would
+live; a 404 in other words is a proxy's page, which citelsp reports as unreachable."""
 HTML_PAGE = b"<!DOCTYPE html><html><head><title>Just a moment...</title></head><body></body></html>"
 
 
@@ -232,8 +243,12 @@ class ApiServer:
         return self.add(endpoint, "GET", path, body=json.dumps(data), **kwargs)
 
     def fail(self, endpoint: str, status: int, *, path: str | None = None, **kwargs: Any) -> Route:
-        """Every request to ``endpoint`` (or to ``path``) answers ``status``."""
-        body = json.dumps({"apiserver": "injected failure", "status": status})
+        """Every request to ``endpoint`` (or to ``path``) answers ``status``; a 404 in the
+        service's own words (``NOT_FOUND``) where it has them."""
+        body: bytes | str = json.dumps({"apiserver": "injected failure", "status": status})
+        if status == 404 and endpoint in NOT_FOUND:
+            kwargs.setdefault("content_type", NOT_FOUND[endpoint][0])
+            body = fixture(NOT_FOUND[endpoint][1]).read_bytes()
         for method in ("GET", "POST"):
             route = self.add(endpoint, method, path, status=status, body=body, **kwargs)
         return route
@@ -435,6 +450,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _unrouted(self, seen: Seen) -> None:
+        if seen.endpoint in NOT_FOUND:
+            content_type, name = NOT_FOUND[seen.endpoint]
+            body = fixture(name).read_bytes()
+            self._write(404, content_type, {"X-Apiserver": "no route"}, body, len(body))
+            return
         body = json.dumps(
             {
                 "apiserver": "no route for this request",

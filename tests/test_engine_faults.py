@@ -67,6 +67,7 @@ FAULTS = {
     "timeout": hang,
     "truncated_body": lambda s, e: s.truncate(e),
     "html_with_200": lambda s, e: s.html_page(e),
+    "html_with_404": lambda s, e: s.html_page(e, status=404),
     "oversized_declared": lambda s, e: s.oversized(e),
     "oversized_unsized": lambda s, e: s.oversized(e, declare_length=False),
     "redirect_to_bare_ip": lambda s, e: s.redirect(e, None, "http://192.0.2.7/works"),

@@ -699,6 +699,45 @@ async def test_esummary_checks_the_echo_and_the_year(sources, api_server, result
     assert isinstance(await sources.pubmed.article("1"), expected)
 
 
+# --- a 404 in someone else's words --------------------------------------------------------------
+
+NGINX_404 = ("text/html", "<html><head><title>404 Not Found</title></head><body><center><h1>404 "
+             "Not Found</h1></center><hr><center>nginx</center></body></html>")
+GATEWAY_404 = ("application/json", '{"message":"no Route matched with those values"}')
+CDN_404 = ("text/plain", "Not Found")
+
+
+def ask_each_source(sources):
+    """One identifier lookup per source that reads a 404 as "no such record"."""
+    return {
+        "crossref": ("/works/10.1/x", lambda: sources.crossref.by_doi("10.1/x")),
+        "openalex": ("/works/doi:10.1/x", lambda: sources.openalex.by_doi("10.1/x")),
+        "semantic_scholar": ("/paper/DOI:10.1/x", lambda: sources.s2.by_doi("10.1/x")),
+        "datacite": ("/dois/10.1/x", lambda: sources.datacite.by_doi("10.1/x")),
+        "doi_registry": ("/10.1/x", lambda: sources.registry.csl("10.1/x")),
+    }
+
+
+@pytest.mark.parametrize("page", [NGINX_404, GATEWAY_404, CDN_404], ids=["nginx", "gateway", "cdn"])
+@pytest.mark.parametrize("source", ["crossref", "openalex", "semantic_scholar", "datacite",
+                                    "doi_registry"])
+async def test_a_404_that_is_not_the_services_own_answer_is_unreachable(sources, api_server,
+                                                                        source, page):
+    path, ask = ask_each_source(sources)[source]
+    api_server.add(source, "GET", path, status=404, content_type=page[0], body=page[1])
+    answer = await ask()
+    assert answer == Unreachable(f"{source} answered HTTP 404 with a body it never sends (a "
+                                 "proxy's or CDN's page?)")
+
+
+@pytest.mark.parametrize("source", ["crossref", "openalex", "semantic_scholar", "datacite",
+                                    "doi_registry"])
+async def test_each_services_own_404_is_not_found(sources, api_server, source):
+    path, ask = ask_each_source(sources)[source]
+    api_server.fail(source, 404, path=path)
+    assert isinstance(await ask(), NotFound)
+
+
 # --- the loopback server itself ---------------------------------------------------------------
 
 

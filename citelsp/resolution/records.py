@@ -57,11 +57,75 @@ def unexpected(source: str, response: HttpResponse) -> Unreachable:
     return Unreachable(f"{source} answered HTTP {response.status}")
 
 
-def not_found(source: str, response: HttpResponse) -> NotFound | None:
-    """``NotFound`` for 404/410, which every source uses for "no such record"."""
-    if response.status in (404, 410):
-        return NotFound(f"{source}: HTTP {response.status}")
+def not_found(source: str, response: HttpResponse) -> NotFound | Unreachable | None:
+    """``NotFound`` for a 404/410 in the source's own words ("no such record"); ``Unreachable``
+    for one in anyone else's (a proxy's or a CDN's page: a correct reference once got a P1 from
+    one, cached for a week); None for any other status."""
+    if response.status not in (404, 410):
+        return None
+    detail = _OWN_NOT_FOUND.get(source, _nobody)(response)
+    if detail is None:
+        return Unreachable(f"{source} answered HTTP {response.status} with a body it never "
+                           "sends (a proxy's or CDN's page?)")
+    return NotFound(f"{source}: {detail}")
+
+
+def _json_object(response: HttpResponse) -> dict:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _nobody(response: HttpResponse) -> str | None:
     return None
+
+
+def _crossref_404(response: HttpResponse) -> str | None:
+    """Crossref's ``/works/{doi}`` 404: the text "Resource not found."."""
+    return f"HTTP {response.status}" if response.body.strip() == b"Resource not found." else None
+
+
+def _datacite_404(response: HttpResponse) -> str | None:
+    """DataCite's JSON:API error: ``{"errors": [{"status": "404", "title": …}]}``."""
+    errors = _json_object(response).get("errors")
+    statuses = {str(e.get("status")) for e in errors if isinstance(e, dict)} if isinstance(
+        errors, list) else set()
+    return f"HTTP {response.status}" if str(response.status) in statuses else None
+
+
+def _openalex_404(response: HttpResponse) -> str | None:
+    """OpenAlex answers an unknown DOI with its web framework's "Not Found" page (recorded)
+    or a JSON error object."""
+    framework_page = b"The requested URL was not found on the server." in response.body
+    own = framework_page or isinstance(_json_object(response).get("error"), str)
+    return f"HTTP {response.status}" if own else None
+
+
+def _semantic_scholar_404(response: HttpResponse) -> str | None:
+    """``{"error": "Paper with id … not found"}``; the message is kept for the hover."""
+    error = _json_object(response).get("error")
+    return error[:200] if isinstance(error, str) else None
+
+
+def _doi_registry_404(response: HttpResponse) -> str | None:
+    """doi.org's "DOI Not Found" page, or the answer of the agency its content negotiation
+    redirected to (Crossref, DataCite)."""
+    if b"DOI Not Found" in response.body[:4096]:
+        return f"HTTP {response.status}"
+    return _crossref_404(response) or _datacite_404(response)
+
+
+_OWN_NOT_FOUND: dict[str, Callable[[HttpResponse], str | None]] = {
+    "crossref": _crossref_404,
+    "datacite": _datacite_404,
+    "openalex": _openalex_404,
+    "semantic_scholar": _semantic_scholar_404,
+    "doi_registry": _doi_registry_404,
+}
+"""How each source says "no such record" (the bodies recorded under ``fixtures/api``); a source
+missing here has no 404 citelsp reads as an answer."""
 
 
 def json_of(response: HttpResponse) -> Any:

@@ -13,7 +13,7 @@ from citelsp import links
 from citelsp.config import Settings
 from citelsp.resolution import records as r
 from citelsp.resolution import terms
-from citelsp.resolution.http import HttpClient, HttpResponse
+from citelsp.resolution.http import HttpClient
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
 SOURCE = "semantic_scholar"
@@ -83,18 +83,9 @@ class SemanticScholarClient:
         )
         if isinstance(response, Unreachable):
             return response
-        if response.status in (404, 410):
-            return NotFound(f"{SOURCE}: {_error_text(response)}")
+        if missing := r.not_found(SOURCE, response):
+            return missing
         return r.parse_found(SOURCE, response, lambda body: [parse_paper(r.mapping(body, "paper"))])
-
-
-def _error_text(response: HttpResponse) -> str:
-    """S2 explains a 404 (``{"error": "Paper with id … not found"}``); keep that for the hover."""
-    try:
-        error = r.mapping(response.json(), "error body").get("error")
-    except (ValueError, r.BodyError):
-        error = None
-    return str(error)[:200] if isinstance(error, str) else f"HTTP {response.status}"
 
 
 def _search_data(body: Any) -> list[Record]:
