@@ -228,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _settings(ns: argparse.Namespace) -> Settings:
     settings = Settings.from_options({}, os.environ)
+    for message in settings.refused:
+        print(message, file=sys.stderr)
     changes: dict = {}
     if getattr(ns, "bib", None):
         changes["bibliography"] = tuple(str(Path(b).resolve()) for b in ns.bib)

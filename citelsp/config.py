@@ -221,6 +221,9 @@ class Settings:
     endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
     timeout_s: float = 30.0
     max_body_bytes: int = 2 * 1024 * 1024
+    refused: tuple[str, ...] = ()
+    """One message per numeric setting whose value was refused (not a number, infinite,
+    out of range) and replaced by its default, for the writer to be told."""
 
     @classmethod
     def from_options(
@@ -240,15 +243,19 @@ class Settings:
         opts = _unwrap(options or {})
         user = opts if user_options is None else _unwrap(user_options)
         endpoints = dict(DEFAULT_ENDPOINTS)
+        numbers = _Numbers()
         for name, default in DEFAULT_ENDPOINTS.items():
             env_name = name.upper()
             from_env = env.get(f"CITELSP_{env_name}_BASE_URL") or default.base_url
             own = _resolver_section(opts, name)
             user_base = str(_resolver_section(user, name).get("baseUrl") or from_env).rstrip("/")
             base = str(own.get("baseUrl") or user_base).rstrip("/")
-            interval = _int(env.get(f"CITELSP_{env_name}_MIN_INTERVAL_MS"), default.min_interval_ms)
-            interval = _int(own.get("minIntervalMs"), interval)
-            endpoints[name] = Endpoint(base, max(0, interval), user_level=base == user_base)
+            interval = numbers.whole(f"CITELSP_{env_name}_MIN_INTERVAL_MS",
+                                     env.get(f"CITELSP_{env_name}_MIN_INTERVAL_MS"),
+                                     default.min_interval_ms, MAX_INTERVAL_MS)
+            interval = numbers.whole(f"citelsp.resolvers.{_camel(name)}.minIntervalMs",
+                                     own.get("minIntervalMs"), interval, MAX_INTERVAL_MS)
+            endpoints[name] = Endpoint(base, interval, user_level=base == user_base)
 
         bib = opts.get("bibliography")
         if isinstance(bib, str):
@@ -258,9 +265,11 @@ class Settings:
             bibliography=tuple(str(b) for b in bib or ()),
             slug_map=_slug_map(opts.get("slugMap")),
             min_priority=_priority(opts.get("minPriority"), DEFAULTS["minPriority"]),
-            debounce_ms=_int(opts.get("debounceMs"), DEFAULTS["debounceMs"]),
-            stale_days=_int(opts.get("staleDays"),
-                            _int(env.get("CITELSP_CACHE_STALE_DAYS"), DEFAULTS["staleDays"])),
+            debounce_ms=numbers.whole("citelsp.debounceMs", opts.get("debounceMs"),
+                                      DEFAULTS["debounceMs"], MAX_DEBOUNCE_MS),
+            stale_days=numbers.whole("citelsp.staleDays", opts.get("staleDays"), numbers.whole(
+                "CITELSP_CACHE_STALE_DAYS", env.get("CITELSP_CACHE_STALE_DAYS"),
+                DEFAULTS["staleDays"], MAX_DAYS, low=1), MAX_DAYS, low=1),
             offline=bool(opts.get("offline", _truthy(env.get("CITELSP_OFFLINE")))),
             verify=bool(opts.get("verify", DEFAULTS["verify"])),
             ignore=_ignored(opts.get("rules")),
@@ -269,14 +278,18 @@ class Settings:
             semantic_scholar_api_key=_secret(opts, env, "semanticScholarApiKey",
                                              "CITELSP_SEMANTIC_SCHOLAR_API_KEY"),
             openalex_api_key=_secret(opts, env, "openalexApiKey", "CITELSP_OPENALEX_API_KEY"),
-            openalex_daily_budget_usd=_amount(opts.get("openalexDailyBudgetUsd"),
-                                              env.get("CITELSP_OPENALEX_DAILY_BUDGET_USD")),
+            openalex_daily_budget_usd=numbers.amount(
+                "citelsp.openalexDailyBudgetUsd", opts.get("openalexDailyBudgetUsd"),
+                numbers.amount("CITELSP_OPENALEX_DAILY_BUDGET_USD",
+                               env.get("CITELSP_OPENALEX_DAILY_BUDGET_USD"), None)),
             ncbi_api_key=_secret(opts, env, "ncbiApiKey", "CITELSP_NCBI_API_KEY"),
             ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
             index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
-            index_stale_days=_int(opts.get("indexStaleDays"), DEFAULTS["indexStaleDays"]),
+            index_stale_days=numbers.whole("citelsp.indexStaleDays", opts.get("indexStaleDays"),
+                                           DEFAULTS["indexStaleDays"], MAX_DAYS, low=1),
             endpoints=endpoints,
+            refused=tuple(numbers.refused),
         )
 
     def with_changes(self, **changes) -> Settings:
@@ -314,24 +327,51 @@ def _resolver_section(opts: Mapping, name: str) -> Mapping:
     return own if isinstance(own, Mapping) else {}
 
 
-def _int(value, default: int) -> int:
-    try:
-        return int(value) if value is not None and value != "" else default
-    except (TypeError, ValueError):
-        return default
+MAX_DEBOUNCE_MS = 60_000
+MAX_DAYS = 36_500
+MAX_INTERVAL_MS = 3_600_000
+MAX_BUDGET_USD = 1_000_000.0
 
 
-def _amount(*values) -> float | None:
-    """The first value that is a finite, non-negative number (a setting, then the
-    environment); None when none is."""
-    for value in values:
+class _Numbers:
+    """Reads numeric settings: a value that is not a finite number in range (``1e400`` is
+    infinite in JSON, and made ``initialize`` fail) gives the default, and a message."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def whole(self, label: str, value: Any, default: int, high: int, low: int = 0) -> int:
+        number = self._number(value)
+        if number is None:
+            return default
+        if number.is_integer() and low <= number <= high:
+            return int(number)
+        return self._refuse(label, value, f"a whole number from {low:,} to {high:,}", default)
+
+    def amount(self, label: str, value: Any, default: float | None) -> float | None:
+        number = self._number(value)
+        if number is None:
+            return default
+        if 0 <= number <= MAX_BUDGET_USD:
+            return number
+        return self._refuse(label, value, f"a number from 0 to {MAX_BUDGET_USD:,.0f}", default)
+
+    def _number(self, value: Any) -> float | None:
+        """``value`` as a float (nan for what is not a number); None when it is not set."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return math.nan
         try:
-            amount = float(value)
-        except (TypeError, ValueError, OverflowError):
-            continue
-        if math.isfinite(amount) and amount >= 0:
-            return amount
-    return None
+            return float(value)
+        except (TypeError, ValueError, OverflowError):  # a JSON integer past a float's range
+            return math.inf if isinstance(value, int) else math.nan
+
+    def _refuse(self, label: str, value: Any, wanted: str, default: Any) -> Any:
+        shown = "the default" if default is None else f"{default:,}"
+        self.refused.append(f"citelsp: {label} = {str(value)[:40]!r} is not {wanted}: "
+                            f"{shown} is used instead")
+        return default
 
 
 def _truthy(value: str | None) -> bool:

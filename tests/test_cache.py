@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import multiprocessing
 import shutil
 import sqlite3
@@ -537,3 +538,15 @@ def test_processes_writing_concurrently_lose_nothing(tmp_path):
         for i in range(40):
             cached = answers.get("crossref", "doi", f"10.{worker}/{i}")
             assert cached is not None and cached.answer == Handle(i % 2 == 0)
+
+
+def test_a_full_cache_disk_is_logged_once(small_disk, clock, caplog):
+    answers = AnswerCache(small_disk / "cache", clock=clock)
+    big = Found(tuple(Record(source="crossref", title=f"{i} " + "x" * 2000) for i in range(20)))
+    with caplog.at_level(logging.WARNING, logger="citelsp.cache"):
+        for i in range(300):
+            answers.put("crossref", "doi", f"10.1/{i}", big)
+    answers.close()
+    failures = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+    assert len(failures) == 1, failures[:3]
+    assert "full" in failures[0] and "the same failure again is not logged" in failures[0]

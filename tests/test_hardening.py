@@ -4,6 +4,7 @@ lead it to write outside the workspace; each such input is one message on its do
 from __future__ import annotations
 
 import gc
+import math
 import os
 import weakref
 from pathlib import Path
@@ -14,6 +15,7 @@ from citelsp.config import Settings
 from citelsp.files import FileRefused, read_bytes
 from citelsp.verdict.decisions import Decision, DecisionsRefused, DecisionStore
 from citelsp.workspace import Workspace
+from tests.lsp_session import lsp_session
 from tests.test_cli import citelsp
 
 BIB = "@article{a, title = {A Title}, year = 2020}\n"
@@ -163,3 +165,44 @@ def test_a_megabyte_title_is_one_warning_and_is_not_read(tmp_path):
     assert found[0][1].startswith("title is 5,000,000 characters long")
     big = next(r for r in ws.references() if r.key == "big")
     assert big.work.title is None and big.work.authors[0].family == "Doe"
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 10**400, -5, 2.5, "1e400",
+                                   "soon", True, 10**12])
+def test_a_numeric_setting_out_of_range_falls_back_with_a_message(value):
+    options = {"debounceMs": value, "staleDays": value, "indexStaleDays": value,
+               "openalexDailyBudgetUsd": value, "resolvers": {"crossref": {"minIntervalMs": value}}}
+    settings = Settings.from_options(options, environ={})
+    budget = 2.5 if value == 2.5 else None  # $2.50 is a fine budget
+    assert (settings.debounce_ms, settings.stale_days, settings.index_stale_days,
+            settings.openalex_daily_budget_usd, settings.endpoints["crossref"].min_interval_ms
+            ) == (200, 30, 120, budget, 100)
+    assert len(settings.refused) == 5 - (budget is not None)
+    assert all("is used instead" in message for message in settings.refused)
+
+
+def test_numeric_settings_in_range_are_read_without_a_message():
+    settings = Settings.from_options({"debounceMs": 0, "staleDays": "7", "indexStaleDays": 1e2,
+                                      "openalexDailyBudgetUsd": 0.5}, environ={})
+    assert (settings.debounce_ms, settings.stale_days, settings.index_stale_days,
+            settings.openalex_daily_budget_usd, settings.refused) == (0, 7, 100, 0.5, ())
+
+
+@pytest.mark.timeout(120)
+async def test_an_infinite_setting_does_not_stop_the_server(tmp_path):
+    (tmp_path / "refs.bib").write_text(BIB)
+    options = {"debounceMs": math.inf, "offline": True}  # 1e400 in a settings.json
+    async with lsp_session(tmp_path, {"CITELSP_CACHE_DIR": str(tmp_path / "cache")},
+                           options=options) as lsp:
+        # sent while initializing, so before the answer to initialize
+        told = [m.message for m in lsp.messages if "debounceMs" in m.message]
+        assert told == ["citelsp: citelsp.debounceMs = 'inf' is not a whole number from 0 to "
+                        "60,000: 200 is used instead"]
+
+
+def test_the_command_line_says_which_environment_value_it_refused(tmp_path):
+    (tmp_path / "refs.bib").write_text(BIB)
+    done = citelsp("check", "refs.bib", "--offline", "--allow-unchecked", cwd=tmp_path,
+                   env={"CITELSP_CACHE_STALE_DAYS": "1e400"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert "CITELSP_CACHE_STALE_DAYS = '1e400' is not a whole number" in done.stderr

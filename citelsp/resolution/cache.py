@@ -78,6 +78,9 @@ class AnswerCache:
         self._cache: diskcache.Cache | cache_file.ReadOnlyStore | None = self._open()
         self._present: set[str] | None = None
         """The keys stored when a ``pass_over`` began (and those stored since)."""
+        self._told: set[tuple[str, str]] = set()
+        """Failures already logged as warnings: a full disk fails every write the same way,
+        and once logged it thousands of times."""
 
     @contextlib.contextmanager
     def pass_over(self) -> Iterator[None]:
@@ -224,8 +227,13 @@ class AnswerCache:
         return cache_file.ReadOnlyStore(directory, _LOCK_TIMEOUT_S)
 
     def _failed(self, action: str, exc: Exception) -> None:
-        """Log; rebuild only when SQLite confirms that our database is damaged."""
-        log.warning("answer cache %s failed (%s: %s)", action, type(exc).__name__, exc)
+        """Log (a warning once per action and error, then at debug level); rebuild only when
+        SQLite confirms that our database is damaged."""
+        condition = (action, f"{type(exc).__name__}: {exc}")
+        told = condition in self._told
+        self._told.add(condition)
+        log.log(logging.DEBUG if told else logging.WARNING, "answer cache %s failed (%s)%s",
+                action, condition[1], "" if told else "; the same failure again is not logged")
         if type(exc) is not sqlite3.DatabaseError:  # locks and I/O errors are subclasses
             return
         if cache_file.soundness(self._directory, _LOCK_TIMEOUT_S) != "damaged":

@@ -164,7 +164,10 @@ class Workspace:
 
     async def configure(self, settings: Settings) -> None:
         """New settings: bibliographies are worked out again and the engine is rebuilt when
-        what it uses changed (answers already known stay)."""
+        what it uses changed (answers already known stay). A refused setting is told once."""
+        for message in settings.refused:
+            if message not in self.corpus.settings.refused:
+                self.listener.notice(message)
         self.corpus.settings = settings
         self.corpus.invalidate()
         self.graph.reset()
