@@ -552,3 +552,45 @@ def test_a_biblatex_set_is_no_work_and_lists_its_members_across_edits():
     assert edited.sets == {"s": ("a", "b")}  # kept from the untouched chunk
     changed = parse_bibtex("file:///s.bib", edited.text.replace(" a,b ,", "b"), previous=edited)
     assert changed.sets == {"s": ("b",)}
+
+
+def doubling_macros(levels: int, seed: str = "Word word ") -> str:
+    """``@string`` macros each ten times the one before: the last is 10**levels seeds."""
+    text = f'@string{{m0 = "{seed}"}}\n'
+    for i in range(1, levels + 1):
+        text += f"@string{{m{i} = " + " # ".join([f"m{i - 1}"] * 10) + "}\n"
+    return text
+
+
+@pytest.mark.timeout(60)
+def test_macros_that_multiply_themselves_are_bounded_and_other_entries_read():
+    text = (doubling_macros(7) + '@string{jmlr = "Journal of Machine Learning Research"}\n'
+            + "".join(f"@article{{k{i}, title = m7, note = m2 # m2}}\n" for i in range(2000))
+            + "@article{good, title = {A Real Title}, journal = jmlr, month = jan}\n")
+    bib = parse(text)
+    refs = by_key(bib)
+    good = refs["good"].fields
+    assert (good["journal"].value, good["month"].value) == (
+        "Journal of Machine Learning Research", "January")
+    expanded = sum(len(f.value) for r in bib.references for f in r.fields.values())
+    assert expanded <= 16 * len(text), "no file expands past 16 times its size"
+    refused = [p for p in bib.problems if p.code == "MALFORMED_ENTRY"]
+    assert refused and all(p.severity == Severity.ERROR and "reads as empty" in p.message
+                           for p in refused)
+    assert at(text, refused[0].span) == " # ".join(["m1"] * 10)  # the first @string too big
+
+
+@pytest.mark.timeout(60)
+def test_a_long_join_of_a_macro_is_refused_before_it_is_made():
+    """``m # m # …`` a thousand times in one entry: the entry is ~4,000 characters, so at most
+    64,000 may come out; the 900,000 it asks for are never joined."""
+    text = ('@string{m = "' + "x" * 900 + '"}\n@string{s = "A Real Title"}\n'
+            '@article{big, title = ' + " # ".join(["m"] * 1000) + ", year = 2020}\n"
+            "@article{other, title = s # {: a subtitle}}\n")
+    bib = parse(text)
+    big, other = by_key(bib)["big"], by_key(bib)["other"]
+    assert big.fields["title"].value == "" and big.fields["year"].value == "2020"
+    assert other.fields["title"].value == "A Real Title: a subtitle"
+    (problem,) = bib.problems
+    assert problem.key == "big" and at(text, problem.span).startswith("m # m")
+    assert "expands through @string macros to 900,000 characters" in problem.message

@@ -321,3 +321,39 @@ def test_items_without_a_type_are_read_with_a_hint():
     assert hint.severity == Severity.HINT and "without a \"type\"" in hint.message
     assert at(bib.text, hint.span) == "a"
     assert parse_csl_json(URI, '[{"id": 1, "name": "user"}]') is None
+
+
+LAUGHS = "l0: &l0 [\"lol lol lol lol\"]\n" + "".join(
+    f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))
+
+
+@pytest.mark.timeout(60)
+def test_yaml_aliases_that_multiply_are_refused_and_other_references_read():
+    text = LAUGHS + """references:
+- id: bomb
+  type: article-journal
+  title: Bomb
+  author: *l9
+- &good
+  id: good
+  type: article-journal
+  title: A Real Title
+  author: [{family: Smith, given: A}]
+- *good
+- &loop
+  id: loop
+  type: book
+  note: [*loop]
+- id: team
+  type: article-journal
+  title: Shared authors
+  author: *l1
+"""
+    bib = parse_csl_yaml("file:///paper.md", text, 0, len(text))
+    assert [r.key for r in bib.references] == ["good", "team"]
+    messages = [(p.severity, text[p.span.start:p.span.end].split("\n")[0], p.message)
+                for p in bib.problems]
+    assert [m[:2] for m in messages] == [
+        (Severity.ERROR, "id: bomb"), (Severity.WARNING, "&good"), (Severity.ERROR, "&loop")]
+    assert "expands through YAML aliases" in messages[0][2]
+    assert "repeated through a YAML alias" in messages[1][2]

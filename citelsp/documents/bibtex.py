@@ -91,6 +91,16 @@ class _Expansion(NamedTuple):
     undefined: tuple[str, ...]
     external: tuple[str, ...]
     """Names taken from the macros the file was given."""
+    refused: int = 0
+    """The length it would have had, when that was over its block's allowance (then
+    ``value`` is empty); 0 otherwise."""
+
+
+EXPANSION_RATIO = 16
+"""An entry's macro-valued fields, or an ``@string``'s definitions, may expand to at most this
+many times the length of the block's own text. Real expansions are shorter than their block
+(a journal's name, a month); macros defined from macros multiply themselves (1.46 MB of input
+once became a 439 MB report), and under this bound no file expands past 16 times its size."""
 
 
 class _Built(NamedTuple):
@@ -438,7 +448,7 @@ def _settle(uri: str, chunk: _Chunk, macros: _Macros) -> None:
             expansions: tuple[_Expansion, ...] = ()
             if block.macro_fields:
                 expands = True
-                expansions = tuple(macros.expand(f.parts) for f in block.macro_fields)
+                expansions = macros.expand_all(block)
             known = built[i]
             if known is None or known.expansions != expansions:
                 built[i] = _build(uri, block, chunk.base, expansions)
@@ -501,25 +511,34 @@ def _define_strings(chunk: _Chunk, macros: _Macros) -> None:
 def _define(block: RawBlock, macros: _Macros, external: set[str], undefined: set[str]
             ) -> list[Note]:
     notes = []
+    expansions = iter(macros.expand_all(block))
     for f in block.fields:
         if isinstance(f, Field):
             macros.define(f.name, f.value)
             continue
-        expansion = macros.expand(f.parts)
+        expansion = next(expansions)
         external.update(expansion.external)
         undefined.update(expansion.undefined)
-        notes += _undefined_notes(f.value_start, f.value_end, expansion, None)
+        notes += _expansion_notes(f.value_start, f.value_end, expansion, None)
         macros.define(f.name, expansion.value)
     return notes
 
 
-def _undefined_notes(start: int, end: int, expansion: _Expansion, key: str | None
+def _expansion_notes(start: int, end: int, expansion: _Expansion, key: str | None
                      ) -> list[Note]:
-    return [
+    notes = [
         Note("UNDEFINED_MACRO", Severity.WARNING, start, end,
              f"Macro '{name}' is not defined: it reads as empty, as in BibTeX and biber.", key)
         for name in expansion.undefined
     ]  # fmt: skip
+    if expansion.refused:
+        notes.append(Note(
+            "MALFORMED_ENTRY", Severity.ERROR, start, end,
+            f"This value expands through @string macros to {expansion.refused:,} characters, "
+            f"more than {EXPANSION_RATIO} times the length of its "
+            f"{'entry' if key else '@string'}: it reads as empty (macros that repeat macros "
+            "multiply the file).", key))  # fmt: skip
+    return notes
 
 
 def _problems(chunk: _Chunk) -> list[Problem]:
@@ -545,8 +564,20 @@ class _Macros:
         self.defined[name] = value
         self._expansions.clear()
 
-    def expand(self, parts: tuple[tuple[str, bool], ...]) -> _Expansion:
-        """Join ``#`` operands; an undefined macro reads as empty."""
+    def expand_all(self, block: RawBlock) -> tuple[_Expansion, ...]:
+        """The expansions of a block's macro-valued fields, within the block's allowance
+        (``EXPANSION_RATIO``): one that would pass it is refused, and reads as empty."""
+        room = EXPANSION_RATIO * (block.end - block.start)
+        expansions = []
+        for f in block.macro_fields:
+            expansion = self.expand(f.parts, room)
+            room -= len(expansion.value)
+            expansions.append(expansion)
+        return tuple(expansions)
+
+    def expand(self, parts: tuple[tuple[str, bool], ...], room: int) -> _Expansion:
+        """Join ``#`` operands; an undefined macro reads as empty. Nothing longer than
+        ``room`` is joined (the join itself could fill memory)."""
         expansion = self._expansions.get(parts)
         if expansion is None:
             values: list[str] = []
@@ -566,8 +597,13 @@ class _Macros:
                     values.append(MONTH_MACROS[name])
                 else:
                     undefined.append(name)
+            length = sum(map(len, values))
+            if length > room:  # not memoized: another block may have the room
+                return _Expansion("", tuple(undefined), tuple(external), length)
             expansion = _Expansion("".join(values), tuple(undefined), tuple(external))
             self._expansions[parts] = expansion
+        elif len(expansion.value) > room:
+            return expansion._replace(value="", refused=len(expansion.value))
         return expansion
 
 
@@ -581,8 +617,8 @@ def _build(uri: str, block: RawBlock, base: SpanBase, expansions: tuple[_Expansi
             fields.setdefault(name, f)
     notes: list[Note] = []
     for f, expansion in zip(block.macro_fields, expansions, strict=True):
-        if expansion.undefined:
-            notes += _undefined_notes(f.value_start, f.value_end, expansion, block.key)
+        if expansion.undefined or expansion.refused:
+            notes += _expansion_notes(f.value_start, f.value_end, expansion, block.key)
         if fields[f.name] is f:
             fields[f.name] = Field.relative(base, f.name, expansion.value, f.value_start,
                                             f.value_end, f.name_start, f.name_end)  # fmt: skip

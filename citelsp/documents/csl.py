@@ -10,6 +10,7 @@ BibTeX and CSL fields alike; ``Reference.csl`` keeps the item exactly as written
 from __future__ import annotations
 
 import json
+import math
 import re
 from decimal import Decimal
 from json.decoder import JSONDecodeError, scanstring
@@ -270,6 +271,8 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
     if not isinstance(references, yaml.SequenceNode):
         return bib
     constructor = _YamlConstructor()
+    sizes: dict[int, int] = {}
+    seen: set[int] = set()
     for node in references.value:
         item_span = _node_span(text, node, start)
         item_start, item_end = item_span.start, item_span.end
@@ -277,6 +280,19 @@ def parse_csl_yaml(uri: str, text: str, start: int, end: int) -> Bibliography:
             bib.problems.append(
                 _problem(Span(item_start, item_end), "A CSL-YAML reference must be a mapping.")
             )
+            continue
+        if id(node) in seen:  # ``- *ref``: the same reference again
+            bib.problems.append(_problem(
+                Span(item_start, item_end), "This reference is repeated through a YAML alias: "
+                "it is read once.", Severity.WARNING))  # fmt: skip
+            continue
+        seen.add(id(node))
+        allowance = EXPANSION_RATIO * (item_end - item_start)
+        if _expanded_size(node, sizes) > allowance:
+            bib.problems.append(_problem(
+                Span(item_start, item_end), "This reference expands through YAML aliases to "
+                f"more than {allowance:,} characters, {EXPANSION_RATIO} times its own length: "
+                "it is not read (aliases that repeat aliases multiply the file)."))  # fmt: skip
             continue
         properties = []
         for key_node, value_node in node.value:
@@ -339,6 +355,34 @@ def _pandoc_id(node: yaml.ScalarNode) -> str | None:
         number = Decimal(raw).normalize()
         return f"{number:f}" if number != number.to_integral() else str(int(number))
     return _from_markdown(raw)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int | float:
+    """Characters and nodes ``node`` stands for with every alias expanded, each node's count
+    worked out once (``sizes``, by node identity): a billion laughs costs its nodes, not its
+    expansion. An alias inside its own anchor stands for an endless value (``inf``)."""
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        current, children_done = stack.pop()
+        key = id(current)
+        if key in sizes:
+            continue
+        if isinstance(current, yaml.ScalarNode):
+            sizes[key] = 1 + len(current.value)
+            continue
+        children = [n for pair in current.value for n in pair] if isinstance(
+            current, yaml.MappingNode) else list(current.value)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            continue
+        if key in open_nodes:  # an alias inside its own anchor
+            return math.inf
+        open_nodes.add(key)
+        stack.append((current, True))
+        stack += [(c, False) for c in children if id(c) not in sizes]
+    return sizes[id(node)]
 
 
 def mapping_value(node: yaml.Node | None, key: str) -> yaml.Node | None:
@@ -410,6 +454,9 @@ def _add_item(
     )
 
 
+EXPANSION_RATIO = 16
+"""A CSL-YAML reference may stand for at most this many times its own text (``bibtex``'s
+bound on ``@string`` macros, for YAML aliases)."""
 MAX_DEPTH = 16
 """CSL values nest a few levels (a date's ``date-parts``: 3). A deeper value is dropped, so
 nothing downstream can exhaust the stack on it."""
