@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from citelsp.config import Settings
 from citelsp.documents.model import Person, Work
 from citelsp.resolution.identifiers import Identifier, ReferenceIds
 from citelsp.resolution.identity import identity_of
@@ -22,6 +23,8 @@ from citelsp.verdict.decisions import (
     DecisionStore,
     PermanentRejection,
 )
+from citelsp.workspace import Workspace
+from citelsp.workspace.verification import Listener
 from tests.test_cli import ROOT, citelsp
 
 WORK = Work(title="Attention Is All You Need", authors=(Person("Vaswani", "A."),), year=2017)
@@ -242,3 +245,23 @@ def test_decide_on_a_full_disk_says_so_and_exits_2(small_disk):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "No space left on device" in done.stderr and "nothing was recorded" in done.stderr
     assert (full_disk / ".citelsp" / "decisions.json").read_bytes() == before
+
+
+def test_the_editor_is_told_when_decisions_on_file_are_not_applied(tmp_path):
+    """A parsed-but-broken or refused file is a notice to the writer (the editor shows it),
+    never a silent empty list."""
+    class Notices(Listener):
+        def __init__(self) -> None:
+            self.told: list[str] = []
+
+        def notice(self, message: str) -> None:
+            self.told.append(message)
+
+    over_the_cap(tmp_path)
+    notices = Notices()
+    Workspace(Settings(), [tmp_path], listener=notices)
+    assert len(notices.told) == 1 and "rejections included" in notices.told[0]
+    (tmp_path / ".citelsp" / "decisions.json").write_text("{not json")
+    notices.told.clear()
+    Workspace(Settings(), [tmp_path], listener=notices)
+    assert len(notices.told) == 1 and "cannot be parsed" in notices.told[0]
