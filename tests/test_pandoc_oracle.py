@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from tests.pandoc_oracle import Cited, citelsp_cited, pandoc_cited, pandoc_path
 
-BUDGETS = [pytest.param(80, id="sample"), pytest.param(2000, marks=pytest.mark.slow, id="long")]
+BUDGETS = [pytest.param(80, id="sample"),
+           pytest.param(1500, marks=[pytest.mark.slow, pytest.mark.timeout(1800)], id="long")]
 
 KEYS = st.from_regex(  # README: keys with $ < > % ~ & ? beside math or raw TeX/HTML, or
     # ending in _ inside _emphasis_, are read a little differently by pandoc
