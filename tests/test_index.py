@@ -12,7 +12,7 @@ import pytest
 
 from citelsp.index.build import IndexFileError, IndexWriter, Subset
 from citelsp.index.query import IndexOpenError, LocalIndexes
-from citelsp.index.readers import Tally
+from citelsp.index.readers import Tally, read_parts
 from citelsp.index.readers import arxiv as arxiv_reader
 from citelsp.resolution.arxiv import parse_entry
 from citelsp.resolution.crossref import parse_work as crossref_work
@@ -178,7 +178,7 @@ def test_arxiv_reader_reads_kaggle_lines(tmp_path):
     path = tmp_path / "arxiv.json"
     path.write_bytes(jsonl(arxiv_papers()[:2]) + b"not json\n")
     tally = Tally()
-    assert len(list(arxiv_reader.read(path, tally))) == 2 and tally.malformed == 1
+    assert len(list(read_parts(arxiv_reader, path, tally))) == 2 and tally.malformed == 1
 
 
 def test_an_interrupted_update_leaves_the_index_as_it_was(tmp_path, monkeypatch):
@@ -209,3 +209,24 @@ def test_an_interrupted_update_leaves_the_index_as_it_was(tmp_path, monkeypatch)
     index = LocalIndexes.open([tmp_path / "i.sqlite"])
     assert index.snapshots[0].works == 5
     assert index.by_doi(works[0]["doi"])[0].record.title != "Changed"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_tar_as_crossref_ships_it(tmp_path, workers):
+    """The public data file is a tar of gzip files of ``{"items": […]}``: read as shipped,
+    member by member, by one process or several (a few members ahead, never all at once)."""
+    import io
+    import tarfile
+
+    works = crossref_works()
+    with tarfile.open(tmp_path / "crossref.tar", "w") as archive:
+        for n in range(0, len(works), 20):
+            data = gzip.compress(json.dumps({"items": works[n:n + 20]}).encode())
+            info = tarfile.TarInfo(f"April 2025 Public Data File/{n}.json.gz")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    loaded = build(tmp_path / "i.sqlite", {"crossref": tmp_path / "crossref.tar"},
+                   workers=workers)["crossref"]
+    assert (loaded.kept, loaded.tally.malformed) == (len(works), 0)
+    index = LocalIndexes.open([tmp_path / "i.sqlite"])
+    assert index.by_doi(works[-1]["DOI"])[0].record.source == "crossref"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +24,19 @@ from typing import NamedTuple
 import orjson
 
 from citelsp.index.keys import identifier_keys, record_title_keys
-from citelsp.index.readers import Entry, Tally, arxiv, crossref, datacite, dblp, openalex
+from citelsp.index.readers import (
+    Entry,
+    Part,
+    Tally,
+    arxiv,
+    crossref,
+    datacite,
+    dblp,
+    is_tar,
+    openalex,
+    parts,
+    read_parts,
+)
 from citelsp.resolution.identifiers import doi_prefix
 from citelsp.resolution.outcome import Record
 
@@ -34,8 +46,8 @@ PARALLEL_BYTES = 64 * 2**20
 """A folder larger than this is parsed by one process per core."""
 READERS = {"openalex": openalex, "crossref": crossref, "dblp": dblp, "arxiv": arxiv,
            "datacite": datacite}
-"""Snapshot readers by source, in the order a build reads them: each has ``read`` and
-``wanted`` (the files of a folder it reads)."""
+"""Snapshot readers by source, in the order a build reads them: each has ``wanted`` (the
+files of a folder or archive it reads) and ``read_part`` (one file's entries)."""
 LABELS = {"openalex": "OpenAlex", "crossref": "Crossref", "dblp": "DBLP", "arxiv": "arXiv",
           "datacite": "DataCite"}
 AGENCIES = {"crossref": "Crossref", "datacite": "DataCite"}
@@ -126,11 +138,17 @@ def _rows(entries: Iterable[Entry], subset: Subset) -> list[_Row]:
     return rows
 
 
-def _prepare_file(job: tuple[str, str, str | None, Subset]) -> tuple[list[_Row], Tally]:
+def _prepare_part(job: tuple[str, Part, str | None, Subset]) -> tuple[list[_Row], Tally]:
     """One file's rows, in a parsing process."""
-    source, file, since, subset = job
+    source, part, since, subset = job
     tally = Tally()
-    return _rows(READERS[source].read(Path(file), tally, since=since), subset), tally
+    return _rows(READERS[source].read_part(part, tally, since), subset), tally
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
 
 
 class IndexWriter:
@@ -170,23 +188,24 @@ class IndexWriter:
         loaded = Loaded(source, Tally())
         started = time.monotonic()
         reader = READERS[source]
-        files = sorted(p for p in path.rglob("*") if p.is_file() and reader.wanted(
-            p.relative_to(path).as_posix(), since)) if path.is_dir() else [path]
-        if workers is None:  # processes pay off on large folders only
-            large = sum(f.stat().st_size for f in files) > PARALLEL_BYTES
+        if workers is None:  # processes pay off on a large folder or archive only
+            large = _size(path) > PARALLEL_BYTES and (path.is_dir() or is_tar(path))
             workers = os.cpu_count() or 1 if large else 1
-        workers = min(workers, len(files))
         self.db.execute("BEGIN")
         if workers > 1:
-            jobs = [(source, str(f), since, subset) for f in files]
+            chosen = parts(path, lambda name: reader.wanted(name, since))
             with get_context("spawn").Pool(workers) as pool:
-                for rows, tally in pool.imap(_prepare_file, jobs):
-                    self._insert(source, rows, loaded)
-                    loaded.tally.merge(tally)
-                    if progress is not None:
-                        progress(tally.works)
+                waiting: deque = deque()
+                for part in chosen:  # in order, a few files ahead: a tar is never all read
+                    waiting.append(pool.apply_async(_prepare_part, ((source, part, since,
+                                                                      subset),)))
+                    if len(waiting) > 2 * workers:
+                        self._take(source, *waiting.popleft().get(), loaded, progress)
+                while waiting:
+                    self._take(source, *waiting.popleft().get(), loaded, progress)
         else:
-            for batch in _batches(reader.read(path, loaded.tally, since=since), BATCH):
+            entries = read_parts(reader, path, loaded.tally, since)
+            for batch in _batches(entries, BATCH):
                 self._insert(source, _rows(batch, subset), loaded)
                 if progress is not None:
                     progress(len(batch))
@@ -195,6 +214,14 @@ class IndexWriter:
         self._remember(source, path, loaded)
         self.loaded.append(loaded)
         return loaded
+
+    def _take(self, source: str, rows: list[_Row], tally: Tally, loaded: Loaded,
+              progress: Callable[[int], None] | None) -> None:
+        """One file's rows from a parsing process."""
+        self._insert(source, rows, loaded)
+        loaded.tally.merge(tally)
+        if progress is not None:
+            progress(tally.works)
 
     def _insert(self, source: str, rows: list[_Row], loaded: Loaded) -> None:
         if not self.fresh:  # a work twice in one batch: its last copy (a build drops older

@@ -68,10 +68,15 @@ class Tally:
 
 @dataclass(frozen=True)
 class Part:
-    """One file to read: its name (for messages and format) and how to open it."""
+    """One file to read: its name (for messages and format), and its path or, for a member
+    of a tar archive, its bytes. Plain data, so that another process can read it."""
 
     name: str
-    open: Callable[[], IO[bytes]]
+    path: Path | None = None
+    data: bytes | None = None
+
+    def open(self) -> IO[bytes]:
+        return self.path.open("rb") if self.path is not None else io.BytesIO(self.data or b"")
 
 
 def parts(path: Path, keep: Callable[[str], bool] = lambda _name: True) -> Iterator[Part]:
@@ -81,14 +86,14 @@ def parts(path: Path, keep: Callable[[str], bool] = lambda _name: True) -> Itera
         for file in sorted(p for p in path.rglob("*") if p.is_file()):
             name = file.relative_to(path).as_posix()
             if keep(name):
-                yield Part(name, lambda file=file: file.open("rb"))
-    elif _is_tar(path):
+                yield Part(name, file)
+    elif is_tar(path):
         yield from _tar_parts(path, keep)
     elif keep(path.name):  # named in full: its folders may carry a date
-        yield Part(path.as_posix(), lambda: path.open("rb"))
+        yield Part(path.as_posix(), path)
 
 
-def _is_tar(path: Path) -> bool:
+def is_tar(path: Path) -> bool:
     name = path.name.lower()
     return name.endswith((".tar", ".tar.gz", ".tgz")) and tarfile.is_tarfile(path)
 
@@ -101,7 +106,7 @@ def _tar_parts(path: Path, keep: Callable[[str], bool]) -> Iterator[Part]:
                 data = archive.extractfile(member)
                 if data is not None:
                     body = data.read()
-                    yield Part(member.name, lambda body=body: io.BytesIO(body))
+                    yield Part(member.name, data=body)
 
 
 def stream(part: Part) -> IO[bytes]:
@@ -169,11 +174,18 @@ def json_files(name: str, since: str | None = None) -> bool:
     return ".json" in name.rsplit("/", 1)[-1].lower()
 
 
-def read_json(path: Path, tally: Tally, parse: Callable[[Any], Entry | None],
+def read_json(part: Part, tally: Tally, parse: Callable[[Any], Entry | None],
               *lists: str) -> Iterator[Entry]:
-    """Entries ``parse`` makes of every object in the JSON files of ``path``."""
-    for part in parts(path, json_files):
-        yield from entries(unwrapped(part, tally, *lists), parse, tally)
+    """Entries ``parse`` makes of every object in one JSON file."""
+    yield from entries(unwrapped(part, tally, *lists), parse, tally)
+
+
+def read_parts(reader: Any, path: Path, tally: Tally, since: str | None = None
+               ) -> Iterator[Entry]:
+    """Every entry a reader module (``wanted``, ``read_part``) gives for the files of
+    ``path``, in order."""
+    for part in parts(path, lambda name: reader.wanted(name, since)):
+        yield from reader.read_part(part, tally, since)
 
 
 def unwrapped(part: Part, tally: Tally, *lists: str) -> Iterator[tuple[str, Any]]:

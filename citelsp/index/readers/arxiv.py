@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from citelsp import links
 from citelsp.documents.text import latex_decode
-from citelsp.index.readers import Entry, Tally, iso_date, read_json
+from citelsp.index.readers import Entry, Part, Tally, iso_date, read_json
 from citelsp.index.readers import json_files as wanted  # noqa: F401 (the files it reads)
 from citelsp.resolution import records as r
 from citelsp.resolution.arxiv import SOURCE, base_id
@@ -24,8 +23,8 @@ from citelsp.resolution.outcome import Record
 _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
 
 
-def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    return read_json(path, tally, _entry)
+def read_part(part: Part, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    return read_json(part, tally, _entry)
 
 
 def _entry(obj: Any) -> Entry:

@@ -4,10 +4,9 @@ or the older ``.json.gz`` files of ``{"items": […]}``; a folder, the tar as sh
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from citelsp.index.readers import Entry, Tally, iso_date, read_json
+from citelsp.index.readers import Entry, Part, Tally, iso_date, read_json
 from citelsp.index.readers import json_files as wanted  # noqa: F401 (the files it reads)
 from citelsp.resolution import records as r
 from citelsp.resolution.crossref import parse_work
@@ -15,8 +14,8 @@ from citelsp.resolution.crossref import parse_work
 SOURCE = "crossref"
 
 
-def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    return read_json(path, tally, _entry, "items")
+def read_part(part: Part, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    return read_json(part, tally, _entry, "items")
 
 
 def _entry(work: Any) -> Entry:

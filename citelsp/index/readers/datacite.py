@@ -5,10 +5,9 @@ folders (2024 on) or per-prefix files (2023); a folder, the tar as shipped, or a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from citelsp.index.readers import Entry, Tally, iso_date, read_json
+from citelsp.index.readers import Entry, Part, Tally, iso_date, read_json
 from citelsp.index.readers import json_files as wanted  # noqa: F401 (the files it reads)
 from citelsp.resolution import records as r
 from citelsp.resolution.datacite import parse_doi
@@ -16,8 +15,8 @@ from citelsp.resolution.datacite import parse_doi
 SOURCE = "datacite"
 
 
-def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    return read_json(path, tally, _entry, "data")
+def read_part(part: Part, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    return read_json(part, tally, _entry, "data")
 
 
 def _entry(obj: Any) -> Entry | None:

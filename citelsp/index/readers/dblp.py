@@ -13,10 +13,9 @@ import html.entities
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from pathlib import Path
 
 from citelsp import links
-from citelsp.index.readers import READ_ERRORS, Entry, Tally, entries, iso_date, parts, stream
+from citelsp.index.readers import READ_ERRORS, Entry, Part, Tally, entries, iso_date, stream
 from citelsp.resolution import records as r
 from citelsp.resolution.outcome import Record
 
@@ -34,9 +33,8 @@ def wanted(name: str, since: str | None = None) -> bool:
     return name.endswith((".xml", ".xml.gz"))
 
 
-def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    for part in parts(path, wanted):
-        yield from entries(_elements(part, tally), _entry, tally)
+def read_part(part: Part, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    yield from entries(_elements(part, tally), _entry, tally)
 
 
 def _elements(part, tally: Tally) -> Iterator[tuple[str, ET.Element]]:

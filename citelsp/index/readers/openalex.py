@@ -1,14 +1,14 @@
 """OpenAlex snapshot: ``…/works/updated_date=YYYY-MM-DD/part_000.gz``, JSON Lines of Work objects
-(the objects ``/works`` answers), read oldest folder first so that a newer copy of a work
-replaces an older one. ``since`` reads only the folders after a date (``index update``)."""
+(the objects ``/works`` answers). Folders are read in name order, which is date order, so
+that a newer copy of a work replaces an older one; ``since`` reads only the folders after a
+date (``index update``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
-from citelsp.index.readers import Entry, Tally, entries, iso_date, parts, unwrapped
+from citelsp.index.readers import Entry, Part, Tally, entries, iso_date, unwrapped
 from citelsp.resolution.openalex import parse_work
 
 SOURCE = "openalex"
@@ -36,14 +36,10 @@ def wanted(name: str, since: str | None = None) -> bool:
     return since is None or date is None or date > since
 
 
-def read(path: Path, tally: Tally, since: str | None = None) -> Iterator[Entry]:
-    """Every work under ``path`` (the snapshot, its ``works`` folder, one folder or one file)."""
-    ordered = sorted(parts(path, lambda name: wanted(name, since)),
-                     key=lambda p: (folder_date(p.name) or "", p.name))
-    for part in ordered:
-        date = folder_date(part.name)
+def read_part(part: Part, tally: Tally, since: str | None = None) -> Iterator[Entry]:
+    date = folder_date(part.name)
 
-        def parse(work, date=date) -> Entry:
-            return Entry(parse_work(work), date or iso_date(work.get("updated_date")))
+    def parse(work) -> Entry:
+        return Entry(parse_work(work), date or iso_date(work.get("updated_date")))
 
-        yield from entries(unwrapped(part, tally, "results"), parse, tally)
+    yield from entries(unwrapped(part, tally, "results"), parse, tally)
