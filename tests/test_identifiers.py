@@ -278,3 +278,25 @@ def test_real_identifiers_are_not_placeholders(fields):
 def test_a_malformed_identifier_that_is_no_placeholder_stays_invalid():
     ids = identifiers_of(ref({"doi": "n/a"}), TODAY)
     assert [p.code for p in ids.problems] == ["INVALID_IDENTIFIER"]
+
+
+@pytest.mark.parametrize("written", ["10/ggd754", "doi:10/b6vnmd", "https://doi.org/10/B7JT"])
+def test_a_short_doi_is_not_an_invalid_doi(written):
+    """Better BibTeX exports shortDOIs; they are valid handles, so no INVALID_IDENTIFIER (a P1
+    on a correct reference), and, not being full DOIs, no DOI lookup either."""
+    from citelsp.documents.bibtex import parse_bibtex
+    from citelsp.resolution.identifiers import is_short_doi, reference_ids
+
+    (ref,) = parse_bibtex("file:///r.bib", f"@article{{a, title = {{T}}, doi = {{{written}}}}}"
+                          ).references
+    ids = reference_ids(ref)
+    assert is_short_doi(written) and ids.doi is None and ids.problems == ()
+
+
+def test_a_short_doi_in_a_url_is_not_an_invalid_doi():
+    from citelsp.documents.bibtex import parse_bibtex
+    from citelsp.resolution.identifiers import reference_ids
+
+    (ref,) = parse_bibtex("file:///r.bib", "@misc{a, title = {T}, url = {https://doi.org/10/b7jt}}"
+                          ).references
+    assert reference_ids(ref).problems == ()

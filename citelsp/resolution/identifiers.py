@@ -75,6 +75,16 @@ def is_doi(s: str) -> bool:
     return bool(_DOI.fullmatch(s)) and s.isprintable() and not has_dot_segment(s)
 
 
+_SHORT_DOI = re.compile(r"10/[0-9a-z]+", re.I)
+
+
+def is_short_doi(raw: str) -> bool:
+    """A shortDOI (``10/ggd754``): a handle doi.org resolves to a full DOI. It is no invalid
+    DOI; not being ``10.NNNN/…``, it is not looked up as one (the reference is checked by its
+    title)."""
+    return bool(_SHORT_DOI.fullmatch(_bare_doi(raw)))
+
+
 def normalize_doi(raw: str) -> str | None:
     """The DOI in lowercase without prefixes, or ``None`` when it is not ``10.NNNN/…``."""
     s = _bare_doi(raw).lower()
@@ -281,12 +291,14 @@ class _Reader:
             doi = None if is_placeholder(f.value) else normalize_doi(f.value)
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
-            self.invalid(f, "DOI")
+            if not is_short_doi(f.value):  # 10/ggd754 is valid; only its full form is looked up
+                self.invalid(f, "DOI")
         if (f := self.fields.get("url")) is not None and (m := _DOI_URL.search(f.value)):
             doi = None if is_placeholder(m.group(1)) else normalize_doi(m.group(1))
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
-            self.invalid(f, "DOI in URL", m.group(1))
+            if not is_short_doi(m.group(1)):
+                self.invalid(f, "DOI in URL", m.group(1))
         return None
 
     def read_arxiv(self) -> Identifier | None:
