@@ -209,7 +209,8 @@ def test_csl_json_never_crashes_on_broken_json(examples):
 @pytest.mark.parametrize("examples", BUDGETS)
 def test_csl_yaml_front_matter_round_trips(examples):
     item = st.fixed_dictionaries(
-        {"id": st.text("abcxyz-_:0123456789", min_size=1, max_size=8),
+        {"id": st.builds(str.__add__, st.text("abcxyz", min_size=1, max_size=1),
+                         st.text("abcxyz-_:0123456789", max_size=7)),
          "type": st.sampled_from(["book", "article-journal"])},
         optional={"title": st.text(st.characters(blacklist_characters="\x85\u2028\u2029\\[",
                                                  blacklist_categories=("Cs",)), max_size=20)},
@@ -217,7 +218,8 @@ def test_csl_yaml_front_matter_round_trips(examples):
     # NEL and the Unicode line separators are line breaks to YAML: PyYAML writes them raw
     # in a quoted scalar and reads them back folded to a space. Lone surrogates are replaced
     # on purpose (test_csl.py). Values are Markdown, as in pandoc: a backslash escapes and
-    # [text]{.nocase} is text (test_csl.py), so neither is drawn here.
+    # [text]{.nocase} is text (test_csl.py), so neither is drawn here; an id PyYAML writes
+    # plain as 08 is the number 8 to pandoc (test_csl.py), so ids start with a letter.
 
     def check(items):
         body = yaml.safe_dump({"references": items}, allow_unicode=True)
@@ -297,8 +299,8 @@ def test_pandoc_citations_round_trip(examples):
     def check(case):
         parts, cited = case
         text = "".join(f"{p} [@{k}] " for p, k in zip(parts, cited, strict=False))
-        if len(parts) > 1 and "".join(parts).count("$") > 1:
-            return  # $…$ around a citation is TeX math: no citation (test_pandoc_oracle)
+        if len(parts) > 1 and "".join(parts).count("$") > 1 or code_regions(text, inline=False):
+            return  # $…$ is TeX math, a tab-indented line code: no citation (test_pandoc_oracle)
         found = parse_pandoc("file:///p.md", mask(text, code_regions(text)))
         assert [c.key for c in found] == cited[: len(parts)]
         for c in found:
