@@ -143,7 +143,8 @@ def test_cli_names_the_snapshot_and_asks_nothing(server, index_file, tmp_path):
 def test_an_unusable_or_old_index_is_said_once(index_file, tmp_path):
     settings = Settings(index=(index_file,), index_stale_days=120)
     _, notes = open_index(settings, today=date(2027, 6, 1))
-    assert any("OpenAlex snapshot 2025-09 is 609 days old" in n for n in notes)
+    [note] = notes  # said once, naming every old snapshot
+    assert "older than 120 days" in note and "OpenAlex snapshot 2025-09 (609 days)" in note
     (tmp_path / "bad.sqlite").write_text("not an index")
     index, notes = open_index(settings.with_changes(index=(tmp_path / "bad.sqlite",)))
     assert index is None and notes[0].startswith("citelsp: local index not used:")

@@ -22,12 +22,14 @@ def open_index(settings: Settings, today: date | None = None
         index = LocalIndexes.open(settings.index)
     except IndexOpenError as exc:
         return None, [f"citelsp: local index not used: {exc}"]
-    notes = []
-    for snapshot in index.stale(settings.index_stale_days, today or date.today()):
-        notes.append(f"citelsp: the local index's {snapshot.label} is "
-                     f"{snapshot.age_days(today or date.today())} days old: newer works and "
-                     "changes are not in it, and are looked up in the services")
-    return index, notes
+    today = today or date.today()
+    stale = index.stale(settings.index_stale_days, today)
+    if not stale:
+        return index, []
+    ages = ", ".join(f"{s.label} ({s.age_days(today)} days)" for s in stale)
+    return index, [f"citelsp: the local index is older than {settings.index_stale_days} days "
+                   f"({ages}): newer works and corrections may be missing from it; what "
+                   "it cannot match is looked up in the services"]
 
 
 def asked(hit: Hit) -> Asked:
