@@ -173,7 +173,7 @@ class _Run:
         elif not self.ids.any and not self.work.title:
             for name in RESOLVERS:
                 self.skip(name, "nothing to look up: no identifier and no title")
-        elif not self.from_index():
+        elif not await self.from_index():
             chinese = ChineseLiterature(self, self.ctx.sources.doi_registry,
                                         self.ctx.sources.pubmed)
             if self.doi_is_the_arxiv_id():
@@ -240,7 +240,7 @@ class _Run:
 
     # -- the local index -------------------------------------------------------------------
 
-    def from_index(self) -> bool:
+    async def from_index(self) -> bool:
         """Take from the local index what it can match, as an answer of the
         source whose snapshot holds the record. Only a match is taken from a snapshot: a
         record that does not confirm the cited work, and a work the index lacks, go on to the
@@ -259,7 +259,9 @@ class _Run:
                  if i is not None and not i.impossible]
         if cited or doi is not None or arxiv is not None:
             return bool(cited) and all([self.index_identifier(i, find) for i, find in cited])
-        hits = index.by_title(self.work.title or "")
+        # A title search of a large index may take tens of milliseconds: off the event loop
+        # (a server's hovers wait on it); identifier lookups take a fraction of one.
+        hits = await asyncio.to_thread(index.by_title, self.work.title or "")
         match = judge_title_search(self.work, [h.record for h in hits], with_near=False).match
         hit = next((h for h in hits if h.record is match), None)
         if hit is None:
