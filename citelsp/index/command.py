@@ -18,9 +18,9 @@ from citelsp.index.query import IndexOpenError, LocalIndex
 EPILOG = """\
 examples:
   citelsp index build refs.sqlite --dblp dblp.xml.gz --years 2015-2026
-  citelsp index build all.sqlite --openalex openalex-snapshot/data/works \\
+  citelsp index build all.sqlite --openalex openalex-snapshot/data/jsonl/works \\
       --crossref crossref-2025.tar --arxiv arxiv-metadata-oai-snapshot.json
-  citelsp index update all.sqlite --openalex openalex-snapshot/data/works
+  citelsp index update all.sqlite --openalex openalex-snapshot/data/jsonl/works
   citelsp index status all.sqlite
 
 Then point citelsp at it: CITELSP_INDEX=all.sqlite citelsp check paper.tex
