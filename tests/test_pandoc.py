@@ -264,3 +264,10 @@ def test_a_bare_div_fence_closes_the_div_after_a_paragraph():
 def test_macros_pandoc_knows_take_no_options():
     text = r"\LaTeX[@a] \emph[@b]{x} \foo[@c]{x} \ldots{} [@d]"
     assert [k for k, _, _ in cited(text)] == ["a", "b", "d"]
+
+
+def test_only_a_comment_stops_a_macro_pandoc_passes_through():
+    r"""``\foo{@a#1}`` and ``\foo[@b#0]{x}`` are raw TeX to pandoc; ``\emph{@c#1}``, whose
+    argument pandoc parses, is not, and ``%`` stops either."""
+    text = r"\foo{@a#1} \foo[@b#0]{x} \emph{@c#1} \foo{@d%x}"
+    assert [k for k, _, _ in cited(text)] == ["c#1", "d%x"]

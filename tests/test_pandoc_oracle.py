@@ -44,6 +44,8 @@ def inline(draw) -> str:
         "<!-- @{k} -->", "<b>@{k}</b>", "^@{k}^", "~@{k}~", "~~@{k}~~", "'@{k}'", "\"@{k}\"",
         "@{k}'s", "(@{k})", "[@{k}]{{.nocase}}", "[@{k}]: not a definition",
     ]))
+    if form.startswith("user@"):  # an address holding _ opens _emphasis_ for pandoc (README)
+        k = k.replace("_", "x")
     if form[0] in "~^":  # pandoc ends a key in ~sub~ or ^super^ at the ~ or ^ (README)
         k = k.replace(form[0], "x")
     if form.startswith("\\foo["):  # a % there makes pandoc read the rest as TeX (README)

@@ -222,8 +222,8 @@ _AUTOLINK = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\
 _TEX_ENVIRONMENT = re.compile(r"\\begin\{([A-Za-z*]+)\}.*?\\end\{\1\}", re.S)
 _TEX_COMMAND = re.compile(r"(?<!\\)\\[A-Za-z]+\*?")
 _TEX_STOP = re.compile(r"(?<!\\)(?:%|#\d|\$)")
-"""In an argument, what makes TeX stop (a ``%`` comment, a parameter ``#1``, an unbalanced
-``$`` in braces), so that pandoc gives up on the command and reads the text."""
+"""In an argument, what can make pandoc give up on a command and read the text (a ``%``
+comment, a parameter ``#1``, an unbalanced ``$``: ``_tex_stops``)."""
 _TEX_NO_ARGUMENTS = frozenset({"LaTeX", "TeX", "ldots", "dots", "today", "newline", "hfill",
                                "vfill"})
 _TEX_NO_OPTIONS = frozenset({"emph", "textbf", "textit", "texttt", "textsc", "textrm", "textsf",
@@ -231,6 +231,9 @@ _TEX_NO_OPTIONS = frozenset({"emph", "textbf", "textit", "texttt", "textsc", "te
                              "href"})
 """Macros pandoc knows, which take no ``[options]`` (or no arguments at all): what follows them
 is text again (``\\LaTeX[@lamport]`` cites)."""
+_TEX_PARSED = _TEX_NO_OPTIONS | {"section", "subsection", "subsubsection", "paragraph",
+                                 "chapter", "footnote", "caption"}
+"""Macros whose arguments pandoc parses as TeX rather than passing them through as tokens."""
 _TEX_OPTIONS = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)*")
 _LINK_TARGET = re.compile(
     r"\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)")
@@ -270,10 +273,14 @@ def raw_inline(text: str) -> list[Span]:
     return spans
 
 
-def _tex_stops(text: str, start: int, end: int, *, math: bool = True) -> bool:
+def _tex_stops(text: str, start: int, end: int, *, parsed: bool) -> bool:
+    """A ``%`` stops TeX anywhere; in the argument of a macro pandoc parses (``\\emph``,
+    ``\\section``), so do ``#1`` and an odd ``$``. Other macros pass through as tokens."""
     found = [m.group() for m in _TEX_STOP.finditer(text, start, end)]
+    if not parsed:
+        return "%" in found
     dollars = found.count("$")
-    return len(found) > dollars or (math and dollars % 2 == 1)
+    return len(found) > dollars or dollars % 2 == 1
 
 
 def _raw(element: re.Match[str]) -> bool:
@@ -329,11 +336,11 @@ def _tex_commands(text: str) -> list[Span]:
             pos = m.end()
             continue
         end = m.end() if name in _TEX_NO_OPTIONS else _TEX_OPTIONS.match(text, m.end()).end()
-        if _tex_stops(text, m.end(), end, math=False):
+        if _tex_stops(text, m.end(), end, parsed=False):
             continue
         while text.startswith("{", end):
             close = closing_brace(text, end + 1, len(text))
-            if close is None or _tex_stops(text, end, close):
+            if close is None or _tex_stops(text, end, close, parsed=name in _TEX_PARSED):
                 break  # TeX would stop here: pandoc reads text
             end = close + 1
         spans.append(Span(m.start(), end))
