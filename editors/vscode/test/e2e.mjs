@@ -79,6 +79,10 @@ try {
     await page.locator('.statusbar-item', { hasText: /citelsp P0 \d+\s+P1 \d+/ }).first().waitFor();
   });
 
+  await check(page, 'offline: the status bar counts the references not checked', async () => {
+    await page.locator('.statusbar-item', { hasText: /\d+ references? not checked/ }).first().waitFor();
+  });
+
   await check(page, 'Problems panel lists the diagnostics', async () => {
     await page.keyboard.press('Control+Shift+M');
     const rows = page.locator('.markers-panel .monaco-list-row');
