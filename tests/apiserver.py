@@ -264,10 +264,13 @@ class ApiServer:
         return self.add(endpoint, "GET", path, body=body, fault="truncate")
 
     def html_page(self, endpoint: str, *, path: str | None = None, status: int = 200) -> Route:
-        """A proxy's or CDN's HTML page where data was expected."""
-        return self.add(
-            endpoint, "GET", path, status=status, body=HTML_PAGE, content_type="text/html"
-        )
+        """A proxy's or CDN's HTML page where data was expected, to every method (a batch
+        POST too, as ``fail`` does: otherwise timing decides whether a batch reaches data)."""
+        for method in ("GET", "POST"):
+            route = self.add(
+                endpoint, method, path, status=status, body=HTML_PAGE, content_type="text/html"
+            )
+        return route
 
     def oversized(
         self,
