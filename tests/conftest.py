@@ -83,3 +83,68 @@ def small_disk(tmp_path):
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+# --- PostgreSQL and Redis on loopback (tests/services.py; team-mode tests) ----------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    """A superuser URL of a PostgreSQL on loopback: CI's, or one started for this session."""
+    import os
+
+    from tests.services import PostgresServer
+
+    url = os.environ.get("CITELSP_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    server = PostgresServer().start()
+    try:
+        yield server.url
+    finally:
+        server.destroy()
+
+
+@pytest.fixture
+def postgres_url(postgres_admin_url: str) -> Iterator[str]:
+    """A fresh, empty database of its own for each test."""
+    from tests.services import drop_database, fresh_database
+
+    url = fresh_database(postgres_admin_url)
+    try:
+        yield url
+    finally:
+        drop_database(postgres_admin_url, url)
+
+
+@pytest.fixture(scope="session")
+def redis_session_url() -> Iterator[str]:
+    """A Redis on loopback: CI's, or one started for this session."""
+    import os
+
+    from tests.services import RedisServer
+
+    url = os.environ.get("CITELSP_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    server = RedisServer().start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_session_url: str) -> str:
+    """The session's Redis, emptied for each test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_session_url)
+    client.flushall()
+    client.close()
+    return redis_session_url
+
+
+# --- end of the PostgreSQL and Redis block ------------------------------------------------------
