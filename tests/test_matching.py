@@ -254,6 +254,8 @@ def test_id_record_without_a_title_is_unverifiable():
     ("cited", "found", "conflict"),
     [
         (Person("Müller", "J."), Person("Muller", "Jan"), False),
+        (Person("Sorensen", "S."), Person("Sørensen", "Søren"), False),
+        (Person("Lukasiewicz", "J."), Person("Łukasiewicz", "Jan"), False),
         (Person("van der Berg", "J."), Person("Jan van der Berg"), False),
         (Person("He", "Kaiming"), Person("Kaiming He"), False),
         (Person("Smith", "J."), Person("Jones", "J."), True),

@@ -79,11 +79,24 @@ class TitleJudgement:
     """The cited title is generic (seed 004 §0.12.2) and cannot match on title alone."""
 
 
+_UNDECOMPOSED = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ħ": "h", "ı": "i", "ŧ": "t",
+                               "æ": "ae", "œ": "oe", "þ": "th", "ð": "d"})
+"""Folded letters NFKD leaves whole (a stroke or a ligature, not a combining accent), as a
+writer without them types the name: Søren → soren, Łukasz → lukasz. Applied only when
+comparing names: ``fold_name`` feeds the identity that human decisions are stored by, which
+must not move. A small fixed table rather than a transliteration dependency."""
+
+
+def _fold_for_comparison(s: str) -> str:
+    folded = fold_name(s)
+    return folded if folded.isascii() else folded.translate(_UNDECOMPOSED)
+
+
 def _name_tokens(s: str) -> list[str]:
     """Folded words of a family name without a generational suffix: Crossref sometimes
     gives ``Trotter, Jr.`` as the family name, BibTeX reads ``Trotter, Jr., Leslie`` as
     Trotter with a suffix."""
-    tokens = _NAME_TOKEN.findall(fold_name(s))
+    tokens = _NAME_TOKEN.findall(_fold_for_comparison(s))
     while len(tokens) > 1 and tokens[-1] in _GENERATIONS:
         tokens.pop()
     return tokens
@@ -99,7 +112,7 @@ def same_person(cited: Person, found: Person) -> bool:
 @lru_cache(maxsize=65536)
 def _same_family(cited: str, found: str) -> bool:
     """``same_person`` on family names alone (memoized: author lists are compared pairwise)."""
-    a, b = fold_name(cited), fold_name(found)
+    a, b = _fold_for_comparison(cited), _fold_for_comparison(found)
     if not a or not b:
         return True
     if a == b:
