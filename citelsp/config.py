@@ -182,6 +182,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("citelsp.cacheDir", ("string", "null"), None,
            "Folder of the lookup cache. Empty: the user cache folder.",
            scope="machine", env="CITELSP_CACHE_DIR"),
+    Option("citelsp.cacheUrl", ("string", "null"), None,
+           "A PostgreSQL database (`postgresql://user@host/db`) holding the lookup cache "
+           "instead of the cache folder, shared by every process and machine of a team.",
+           scope="machine", env="CITELSP_CACHE_URL"),
     *_resolver_options(),
 )
 """Every client setting the server reads, with the default it falls back to."""
@@ -214,6 +218,8 @@ class Settings:
     ncbi_api_key: str | None = None
     ncbi_email: str | None = None
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    cache_url: str | None = None
+    """A PostgreSQL URL: the answer cache lives there instead of under ``cache_dir``."""
     use_cache: bool = True
     index: tuple[Path, ...] = ()
     """Local index files (``citelsp index build``), asked before any service."""
@@ -285,6 +291,7 @@ class Settings:
             ncbi_api_key=_secret(opts, env, "ncbiApiKey", "CITELSP_NCBI_API_KEY"),
             ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+            cache_url=_secret(opts, env, "cacheUrl", "CITELSP_CACHE_URL"),
             index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
             index_stale_days=numbers.whole("citelsp.indexStaleDays", opts.get("indexStaleDays"),
                                            DEFAULTS["indexStaleDays"], MAX_DAYS, low=1),
