@@ -5,9 +5,10 @@ workspace (decisions, reports) the same way: never through a link out of it, ato
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -57,19 +58,63 @@ def write_inside(root: Path, target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` under the workspace ``root``, atomically (a temporary file
     renamed over it, so a reader never sees half a file). Refused with ``OutsideWorkspace``
     when its folder (``.citelsp`` as a link to elsewhere) or ``target`` itself is a symbolic
-    link that leads out of ``root``; a link inside it is replaced, never followed."""
+    link that leads out of ``root``; a link inside it is replaced, never followed.
+
+    Where the platform allows, the folders are then opened one by one from ``root`` without
+    following links and the file is written relative to the last of them, so a folder
+    swapped for a link between the check and the write is refused, not written through."""
+    real_root, real_parent = root.resolve(), target.parent.resolve()
     for path in (target.parent, target):
         if not inside(path, root):
             raise OutsideWorkspace(f"{target} is not written: {path} leads outside the "
                                    f"workspace {root} (a symbolic link)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if not _DIR_FD:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(target.parent, target.name, data, None)
+        return
+    parts = real_parent.relative_to(real_root).parts
+    fd = os.open(real_root, _DIR_FLAGS)
+    try:
+        for part in parts:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            try:
+                child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:  # ELOOP / ENOTDIR: swapped for a link or a file
+                raise OutsideWorkspace(f"{target} is not written: {part} changed into a "
+                                       f"link or a file while it was written ({exc.strerror})"
+                                       ) from None
+            os.close(fd)
+            fd = child
+        _write_atomically(target.parent, target.name, data, fd)
+    finally:
+        os.close(fd)
+
+
+_DIR_FD = {os.open, os.mkdir, os.rename, os.unlink} <= os.supports_dir_fd
+"""POSIX (``os.replace`` takes directory descriptors wherever ``os.rename`` does)."""
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_atomically(folder: Path, name: str, data: bytes, dir_fd: int | None) -> None:
+    """A temporary file beside ``name``, fsynced, renamed over it (relative to ``dir_fd``
+    when one is given)."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(
+        os, "O_CLOEXEC", 0)
+    where = {"dir_fd": dir_fd} if dir_fd is not None else {}
+    path = tmp if dir_fd is not None else str(folder / tmp)
+    fd = os.open(path, flags, 0o644, **where)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        if dir_fd is not None:
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            os.replace(path, folder / name)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(path, **where)
         raise

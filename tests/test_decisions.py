@@ -96,7 +96,7 @@ def test_write_is_atomic_and_leaves_no_temporary_files(tmp_path, monkeypatch):
     store.record(Decision("a", "i", "verified"))
     before = store.path.read_bytes()
 
-    def broken_replace(src, dst):
+    def broken_replace(src, dst, **dir_fds):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
