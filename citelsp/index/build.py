@@ -153,7 +153,11 @@ def _size(path: Path) -> int:
 
 class IndexWriter:
     """Loads snapshot files into an index file. ``fresh``: a new index, written beside ``path``
-    and moved over it by ``close``; otherwise ``path`` is updated in place."""
+    and moved over it by ``close``; otherwise ``path`` is updated in place.
+
+    ``add`` (reading, parsing in processes, batching) is every backend's; another backend's
+    writer overrides only where rows go (``_insert``, ``_begin``, ``_commit``, ``_remember``,
+    ``_latest_folder``, ``close``, ``abandon``)."""
 
     def __init__(self, path: Path, *, fresh: bool) -> None:
         self.path = path
@@ -191,7 +195,7 @@ class IndexWriter:
         if workers is None:  # processes pay off on a large folder or archive only
             large = _size(path) > PARALLEL_BYTES and (path.is_dir() or is_tar(path))
             workers = os.cpu_count() or 1 if large else 1
-        self.db.execute("BEGIN")
+        self._begin()
         if workers > 1:
             chosen = parts(path, lambda name: reader.wanted(name, since))
             with get_context("spawn").Pool(workers) as pool:
@@ -209,7 +213,7 @@ class IndexWriter:
                 self._insert(source, _rows(batch, subset), loaded)
                 if progress is not None:
                     progress(len(batch))
-        self.db.execute("COMMIT")
+        self._commit()
         loaded.seconds = time.monotonic() - started
         self._remember(source, path, loaded)
         self.loaded.append(loaded)
@@ -273,20 +277,17 @@ class IndexWriter:
                               (source,)).fetchone()
         return row[0] if row else None
 
+    def _begin(self) -> None:
+        self.db.execute("BEGIN")
+
+    def _commit(self) -> None:
+        self.db.execute("COMMIT")
+
     def _remember(self, source: str, path: Path, loaded: Loaded) -> None:
         row = self.db.execute("SELECT snapshot, latest_folder, malformed, unreadable, problems,"
                               " paths FROM sources WHERE source = ?", (source,)).fetchone()
-        snapshot, folder, malformed, unreadable, problems, paths = row or (None, None, 0, 0,
-                                                                           "[]", "[]")
-        folder = max(filter(None, [folder, loaded.snapshot if source == "openalex" else None]),
-                     default=None)
-        self.db.execute(
-            "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
-            (source, max(filter(None, [snapshot, loaded.snapshot]), default=None), folder,
-             malformed + loaded.tally.malformed, unreadable + loaded.tally.unreadable,
-             orjson.dumps([*orjson.loads(problems), *loaded.tally.problems][-50:]).decode(),
-             orjson.dumps(sorted({*orjson.loads(paths), str(path)})).decode(),
-             datetime.now(UTC).isoformat(timespec="seconds")))
+        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
+                        source_row(row, source, path, loaded))
 
     def close(self) -> None:
         """Finish: drop older copies, make the indexes and the FTS index, count, and move a
@@ -352,6 +353,20 @@ def _drop_older_copies(db: sqlite3.Connection) -> None:
             db.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM stale)")
         db.execute("COMMIT")
     db.execute("DROP TABLE stale")
+
+
+def source_row(row: tuple | None, source: str, path: Path, loaded: Loaded) -> tuple:
+    """A ``sources`` row (all but ``works``, counted at the end) after ``loaded``: ``row``
+    is (snapshot, latest_folder, malformed, unreadable, problems, paths) before it, if any."""
+    snapshot, folder, malformed, unreadable, problems, paths = row or (None, None, 0, 0,
+                                                                       "[]", "[]")
+    folder = max(filter(None, [folder, loaded.snapshot if source == "openalex" else None]),
+                 default=None)
+    return (source, max(filter(None, [snapshot, loaded.snapshot]), default=None), folder,
+            malformed + loaded.tally.malformed, unreadable + loaded.tally.unreadable,
+            orjson.dumps([*orjson.loads(problems), *loaded.tally.problems][-50:]).decode(),
+            orjson.dumps(sorted({*orjson.loads(paths), str(path)})).decode(),
+            datetime.now(UTC).isoformat(timespec="seconds"))
 
 
 def work_key(record: Record) -> str:

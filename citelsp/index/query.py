@@ -1,17 +1,21 @@
-"""Reading the index: works by identifier, title candidates (exact title keys first, then FTS5
+"""Reading the index: works by identifier, title candidates (exact title keys first, then text
 candidates re-ranked by rapidfuzz), DOI prefixes' agencies, venue lists, and what each
 snapshot is (its date names every answer: "OpenAlex snapshot 2026-11").
 
-Opened read-only: many servers and checks may share one index file.
+The lookups are the same whatever holds the index (``IndexBackend``): a SQLite file here, or
+PostgreSQL (``postgres``). Opened read-only: many servers and checks may share one index.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
 import orjson
@@ -23,17 +27,24 @@ from citelsp.index.build import LABELS, SCHEMA_VERSION, decode
 from citelsp.index.keys import arxiv_key, doi_key, title_keys
 from citelsp.resolution.outcome import Record
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 CANDIDATES = 10
 """Title candidates returned, best first."""
-FTS_ROWS = 40
-"""FTS5 matches re-ranked per title (best bm25 first)."""
+TEXT_ROWS = 40
+"""Text candidates (FTS5 matches, trigram neighbours) re-ranked per title."""
 _STOPWORDS = frozenset(
     ("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "of", "on",
      "or", "the", "to", "with"))
 
 
 class IndexOpenError(Exception):
-    """The file is missing, unreadable or not a citelsp index."""
+    """The file or database is missing, unreadable or not a citelsp index."""
+
+
+class IndexQueryError(Exception):
+    """An index that was open cannot answer now (its database went away)."""
 
 
 @dataclass(frozen=True)
@@ -72,11 +83,89 @@ class Hit:
     snapshot: Snapshot
 
 
-class LocalIndex:
-    """One index file, read-only."""
+class IndexBackend(ABC):
+    """One index, read-only, whatever holds it (a SQLite file, a PostgreSQL database): the
+    storage answers four plain questions and the lookups, the exact title keys first and the
+    rapidfuzz re-ranking of title candidates, are the same for every backend."""
+
+    where: str
+    """The file, or the database with no password: what messages name."""
+    snapshots: dict[str, Snapshot]
+
+    @abstractmethod
+    def _key_rows(self, key: str) -> list[tuple[str, bytes]]:
+        """(source, record) of the works an identifier key names, oldest first."""
+
+    @abstractmethod
+    def _exact_works(self, keys: Sequence[int]) -> list[int]:
+        """The works one of these title keys names."""
+
+    @abstractmethod
+    def _title_candidates(self, title: str) -> list[tuple[int, str | None]]:
+        """(work, title) of works whose title resembles ``title`` (normalized), at most
+        ``TEXT_ROWS``, best first as the backend ranks them."""
+
+    @abstractmethod
+    def _work_rows(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        """work → (source, record)."""
+
+    @abstractmethod
+    def agency(self, prefix: str) -> str | None:
+        """The registration agency of a DOI prefix, from the sources that register DOIs."""
+
+    @abstractmethod
+    def venue(self, name: str) -> list[tuple[str, int]]:
+        """(source, works) for each snapshot that names a venue ``name`` (case as given)."""
+
+    @abstractmethod
+    def size_bytes(self) -> int: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def _snapshot(self, source: str) -> Snapshot:
+        return self.snapshots.get(source) or Snapshot(source, None, 0)
+
+    def by_key(self, key: str) -> list[Hit]:
+        return [Hit(decode(blob), self._snapshot(source)) for source, blob in
+                self._key_rows(key)]
+
+    def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
+        """Works whose title equals ``title`` under matching's normalizations, then the
+        backend's text candidates (FTS5 words, trigrams) re-ranked by rapidfuzz's ratio;
+        best first."""
+        keys = sorted(title_keys(title))
+        exact = self._exact_works(keys) if keys else []
+        if exact:  # only an exact title can match; candidates are for when none is held
+            return self._works(exact)
+        rows = self._title_candidates(normalize_title(title))
+        scored = sorted((-fuzz.ratio(title, t or "", processor=default_process), w)
+                        for w, t in rows)
+        return self._works([w for _, w in scored][:limit])
+
+    def _works(self, ids: Sequence[int]) -> list[Hit]:
+        rows = self._work_rows(ids) if ids else {}
+        return [Hit(decode(rows[w][1]), self._snapshot(rows[w][0])) for w in ids if w in rows]
+
+
+def snapshot_of(row: Sequence) -> Snapshot:
+    """A ``sources`` row (source, snapshot, works, malformed, unreadable, problems, paths,
+    loaded_at) as a Snapshot; both backends keep the same columns."""
+    source, when, works, malformed, unreadable, problems, paths, loaded = row
+    return Snapshot(source, when, works or 0, malformed or 0, unreadable or 0,
+                    tuple(orjson.loads(problems or "[]")), tuple(orjson.loads(paths or "[]")),
+                    loaded)
+
+
+SOURCES_COLUMNS = ("source, snapshot, works, malformed, unreadable, problems, paths, loaded_at")
+
+
+class LocalIndex(IndexBackend):
+    """One SQLite index file, read-only (FTS5 gives the title candidates)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.where = str(path)
         if not path.is_file():
             raise IndexOpenError(f"{path}: no such index file")
         try:
@@ -86,48 +175,32 @@ class LocalIndex:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None or row[0] != SCHEMA_VERSION:
                 raise IndexOpenError(f"{path}: an index of another version (build it again)")
-            self.snapshots = {s.source: s for s in self._snapshots()}
+            self.snapshots = {s.source: s for s in map(snapshot_of, self.db.execute(
+                f"SELECT {SOURCES_COLUMNS} FROM sources ORDER BY source"))}
         except sqlite3.DatabaseError as exc:
             raise IndexOpenError(f"{path}: not a citelsp index ({exc})") from None
 
-    def _snapshots(self) -> Iterable[Snapshot]:
-        rows = self.db.execute("SELECT source, snapshot, works, malformed, unreadable, problems,"
-                               " paths, loaded_at FROM sources ORDER BY source")
-        for source, when, works, malformed, unreadable, problems, paths, loaded in rows:
-            yield Snapshot(source, when, works or 0, malformed or 0, unreadable or 0,
-                           tuple(orjson.loads(problems or "[]")),
-                           tuple(orjson.loads(paths or "[]")), loaded)
+    def _key_rows(self, key: str) -> list[tuple[str, bytes]]:
+        return self.db.execute("SELECT w.source, w.record FROM ids i JOIN works w ON w.id = "
+                               "i.work WHERE i.key = ? ORDER BY w.id", (key,)).fetchall()
 
-    def by_key(self, key: str) -> list[Hit]:
-        rows = self.db.execute("SELECT w.source, w.record FROM ids i JOIN works w ON w.id = "
-                               "i.work WHERE i.key = ? ORDER BY w.id", (key,))
-        return [Hit(decode(blob), self.snapshots[source]) for source, blob in rows]
-
-    def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
-        """Works whose title equals ``title`` under matching's normalizations, then FTS5
-        candidates holding every word of it, re-ranked by rapidfuzz's ratio; best first."""
-        keys = sorted(title_keys(title))
-        exact = [row[0] for row in self.db.execute(
+    def _exact_works(self, keys: Sequence[int]) -> list[int]:
+        return [row[0] for row in self.db.execute(
             f"SELECT DISTINCT work FROM title_keys WHERE key IN ({','.join('?' * len(keys))})",
-            keys)] if keys else []
-        if exact:  # only an exact title can match; candidates are for when none is held
-            return self._works(exact)
-        near = []
-        if (query := _fts_query(normalize_title(title))) is not None:
-            rows = self.db.execute("SELECT rowid, title FROM titles WHERE titles MATCH ? "
-                                   "ORDER BY rank LIMIT ?", (query, FTS_ROWS)).fetchall()
-            scored = sorted((-fuzz.ratio(title, t or "", processor=default_process), w)
-                            for w, t in rows)
-            near = [w for _, w in scored]
-        return self._works(near[:limit])
+            keys)]
 
-    def _works(self, ids: Sequence[int]) -> list[Hit]:
-        if not ids:
+    def _title_candidates(self, title: str) -> list[tuple[int, str | None]]:
+        """Works holding every word of the title but the commonest (FTS5's implicit AND),
+        best bm25 first."""
+        if (query := _fts_query(title)) is None:
             return []
-        rows = dict((w, (s, b)) for w, s, b in self.db.execute(
+        return self.db.execute("SELECT rowid, title FROM titles WHERE titles MATCH ? "
+                               "ORDER BY rank LIMIT ?", (query, TEXT_ROWS)).fetchall()
+
+    def _work_rows(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        return {w: (s, b) for w, s, b in self.db.execute(
             f"SELECT id, source, record FROM works WHERE id IN ({','.join('?' * len(ids))})",
-            list(ids)))
-        return [Hit(decode(rows[w][1]), self.snapshots[rows[w][0]]) for w in ids if w in rows]
+            list(ids))}
 
     def agency(self, prefix: str) -> str | None:
         row = self.db.execute("SELECT agency FROM prefixes WHERE prefix = ?",
@@ -135,7 +208,6 @@ class LocalIndex:
         return row[0] if row else None
 
     def venue(self, name: str) -> list[tuple[str, int]]:
-        """(source, works) for each snapshot that names a venue ``name`` (case as given)."""
         return list(self.db.execute("SELECT source, works FROM venues WHERE name = ?", (name,)))
 
     def size_bytes(self) -> int:
@@ -152,9 +224,12 @@ def _fts_query(normalized: str) -> str | None:
 
 
 class LocalIndexes:
-    """Several index files asked in turn (``citelsp.index`` may name more than one)."""
+    """Several indexes asked in turn (``citelsp.index`` may name more than one file, and
+    ``citelsp.indexUrl`` a database). An index that cannot answer a question right now (a
+    database gone away) answers nothing, so the question goes on to the services: absence
+    from an index is never evidence."""
 
-    def __init__(self, indexes: Sequence[LocalIndex]) -> None:
+    def __init__(self, indexes: Sequence[IndexBackend]) -> None:
         self.indexes = tuple(indexes)
 
     @classmethod
@@ -165,19 +240,29 @@ class LocalIndexes:
     def snapshots(self) -> list[Snapshot]:
         return [s for index in self.indexes for s in index.snapshots.values()]
 
+    def _each(self, ask: Callable[[IndexBackend], list[T]]) -> list[T]:
+        found: list[T] = []
+        for index in self.indexes:
+            try:
+                found += ask(index)
+            except IndexQueryError as exc:
+                log.warning("citelsp: the local index %s did not answer: %s", index.where, exc)
+        return found
+
     def by_doi(self, doi: str) -> list[Hit]:
         key = doi_key(doi)
-        return [h for index in self.indexes for h in index.by_key(key)] if key else []
+        return self._each(lambda index: index.by_key(key)) if key else []
 
     def by_arxiv(self, arxiv_id: str) -> list[Hit]:
         key = arxiv_key(arxiv_id)
-        return [h for index in self.indexes for h in index.by_key(key)]
+        return self._each(lambda index: index.by_key(key))
 
     def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
-        return [h for index in self.indexes for h in index.by_title(title, limit)]
+        return self._each(lambda index: index.by_title(title, limit))
 
     def agency(self, prefix: str) -> str | None:
-        return next((a for index in self.indexes if (a := index.agency(prefix))), None)
+        return next(iter(self._each(lambda index: [a] if (a := index.agency(prefix)) else [])),
+                    None)
 
     def stale(self, days: int, today: date) -> list[Snapshot]:
         """Snapshots older than ``days``: said once, since their answers may lag."""
