@@ -146,6 +146,27 @@ async def test_one_key_alone_takes_the_single_endpoint(sources, api_server):
     assert api_server.requests[-1].decoded_path == f"/works/{CROSSREF_DOIS[0]}"
 
 
+async def test_a_lone_key_waits_for_a_single_record_slot_not_a_list_slot(
+        sources, api_server, monkeypatch):
+    """Crossref paces lists at a third of the single-record rate: a lone DOI, asked with
+    ``/works/{doi}``, must reserve (and not waste) a slot of the single-record lane; keys
+    that leave together reserve a list slot."""
+    pacer = _http(sources)._pacer
+    reserved: list[str] = []
+    reserve = pacer.reserve
+
+    async def recording(origin, lane="all"):
+        reserved.append(lane)
+        await reserve(origin, lane)
+
+    monkeypatch.setattr(pacer, "reserve", recording)
+    await Lookups(sources, _http(sources)).crossref.ask(CROSSREF_DOIS[0])
+    assert reserved == ["single"]
+    lookups = Lookups(sources, _http(sources))
+    await asyncio.gather(*(lookups.crossref.ask(d) for d in CROSSREF_DOIS))
+    assert reserved[-1] == "list"
+
+
 async def test_a_failed_batch_falls_back_to_single_lookups(sources, api_server: ApiServer):
     """One DOI's single lookup fails (503): the batch carrying it fails as a whole, and the
     single lookups give every other DOI its answer."""

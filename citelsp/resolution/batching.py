@@ -37,13 +37,14 @@ class Batcher(Generic[K, A]):
         size: int,
         ask_many: Callable[[list[K]], Awaitable[Mapping[K, A] | object]],
         ask_one: Callable[[K], Awaitable[A]],
-        reserve: Callable[[], Awaitable[None]] | None = None,
+        reserve: Callable[[bool], Awaitable[None]] | None = None,
         batchable: Callable[[K], bool] = lambda _key: True,
         window_s: float = WINDOW_S,
         conflicts: Callable[[K], Hashable] | None = None,
     ) -> None:
-        """``reserve`` returns once the origin's next paced slot is held for the request this
-        task sends next; ``conflicts`` names keys that may not share a batch (two versions of
+        """``reserve(several)`` returns once the origin's next paced slot is held for the
+        request this task sends next: a list request's slot when several keys wait, a single
+        record's when one does (a lone key is asked with ``ask_one``, in its own lane); ``conflicts`` names keys that may not share a batch (two versions of
         one arXiv id)."""
         self.size = max(1, size)
         self._ask_many = ask_many
@@ -95,7 +96,7 @@ class Batcher(Generic[K, A]):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._full.wait(), self._window)
             if self._reserve is not None:
-                await self._reserve()
+                await self._reserve(len(self._pending) > 1)
             batch = self._take()
             if batch:
                 self._spawn(self._send(batch))

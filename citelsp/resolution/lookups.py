@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from citelsp.resolution import crossref, openalex
+from citelsp.resolution import crossref, openalex, terms
 from citelsp.resolution.arxiv import base_id
 from citelsp.resolution.batching import Batcher
 from citelsp.resolution.http import HttpClient
@@ -43,8 +43,8 @@ class Lookups:
     """One batcher per source and kind of identifier, shared by every reference of an engine."""
 
     def __init__(self, sources: Sources, http: HttpClient) -> None:
-        def reserve(endpoint: str) -> Callable[[], object]:
-            return lambda: http.reserve(endpoint)
+        def reserve(endpoint: str) -> Callable[[bool], object]:
+            return lambda several: http.reserve(endpoint, terms.LIST if several else terms.SINGLE)
 
         self.crossref: Batcher[str, DoiAnswer] = Batcher(
             size=CROSSREF_BATCH, ask_many=sources.crossref.by_dois,
