@@ -44,8 +44,8 @@ class Batcher(Generic[K, A]):
     ) -> None:
         """``reserve(several)`` returns once the origin's next paced slot is held for the
         request this task sends next: a list request's slot when several keys wait, a single
-        record's when one does (a lone key is asked with ``ask_one``, in its own lane); ``conflicts`` names keys that may not share a batch (two versions of
-        one arXiv id)."""
+        record's when one does (a lone key is asked with ``ask_one``, in its own lane);
+        ``conflicts`` names keys that may not share a batch (two versions of one arXiv id)."""
         self.size = max(1, size)
         self._ask_many = ask_many
         self._ask_one = ask_one
