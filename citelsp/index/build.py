@@ -230,11 +230,23 @@ class IndexWriter:
     def _insert(self, source: str, rows: list[_Row], loaded: Loaded) -> None:
         if not self.fresh:  # a work twice in one batch: its last copy (a build drops older
             rows = list({row.key: row for row in rows}.values())  # copies at the end)
+            loaded.replaced += sum(self._drop(source, row.key) for row in rows)
+        works, ids, titles = self._number(source, rows, loaded)
+        self.db.executemany("INSERT INTO works VALUES (?, ?, ?, ?, ?)", works)
+        self.db.executemany("INSERT INTO ids VALUES (?, ?)", ids)
+        self.db.executemany("INSERT INTO title_keys VALUES (?, ?)", titles)
+        if not self.fresh:
+            self.db.executemany("INSERT INTO titles(rowid, title) VALUES (?, ?)",
+                                [(w[0], w[3]) for w in works if w[3]])
+
+    def _number(self, source: str, rows: list[_Row], loaded: Loaded
+                ) -> tuple[list[tuple], list[tuple], list[tuple]]:
+        """Give each row its work id and count its venues, DOI prefix and date: the
+        ``works`` (id, source, key, title, record), ``ids`` and ``title_keys`` rows (key,
+        work) that every backend writes."""
         works, ids, titles = [], [], []
         agency = AGENCIES.get(source)
         for row in rows:
-            if not self.fresh:
-                loaded.replaced += self._drop(source, row.key)
             work = self.next_id
             self.next_id += 1
             works.append((work, source, row.key, row.title, row.blob))
@@ -247,12 +259,7 @@ class IndexWriter:
             if row.date and (loaded.snapshot is None or row.date > loaded.snapshot):
                 loaded.snapshot = row.date
         loaded.kept += len(rows)
-        self.db.executemany("INSERT INTO works VALUES (?, ?, ?, ?, ?)", works)
-        self.db.executemany("INSERT INTO ids VALUES (?, ?)", ids)
-        self.db.executemany("INSERT INTO title_keys VALUES (?, ?)", titles)
-        if not self.fresh:
-            self.db.executemany("INSERT INTO titles(rowid, title) VALUES (?, ?)",
-                                [(w[0], w[3]) for w in works if w[3]])
+        return works, ids, titles
 
     def _drop(self, source: str, key: str) -> int:
         """Remove the older copy of a work read again (an update); 1 if there was one."""
