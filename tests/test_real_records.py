@@ -1,7 +1,8 @@
 """Correct entries written from real recorded records grade clean; wrong ones are caught.
 
-Every work in ``fixtures/real`` (response bodies that Crossref, OpenAlex, DataCite and arXiv
-really sent, recorded by other projects' test suites; ``fixtures/real/MANIFEST.md``) becomes the
+Every work in ``fixtures/real`` (response bodies that Crossref, OpenAlex, DataCite, arXiv and
+Semantic Scholar really sent, recorded by other projects' test suites;
+``fixtures/real/MANIFEST.md``) becomes the
 CSL-JSON entry a careful author would write from the record as the service shows it: the title
 as displayed (entities decoded, inline markup dropped), every author, the publication year (never
 a deposit date), venue, volume, pages and DOI. citelsp resolves it against sources that serve the
@@ -33,8 +34,9 @@ import pytest
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.csl import parse_csl_json
 from citelsp.documents.model import Person, Work
-from citelsp.resolution import arxiv, crossref, datacite, openalex
+from citelsp.resolution import arxiv, crossref, datacite, openalex, semantic_scholar
 from citelsp.resolution.asking import Context
+from citelsp.resolution.lookups import SEMANTIC_SCHOLAR_BATCH
 from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
 from citelsp.resolution.records import person_from_name
 from citelsp.resolution.resolve import resolve_reference
@@ -189,6 +191,40 @@ def _datacite(data: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
     return item, None, ((int(year),) if year else ())
 
 
+_S2_TYPES = {"JournalArticle": "article-journal", "Conference": "paper-conference",
+             "Book": "book", "BookSection": "chapter", "Dataset": "dataset"}
+
+
+def _semantic_scholar(paper: dict) -> tuple[dict, int | None, tuple[int, ...]] | None:
+    """A Semantic Scholar paper as its reader cites it: the venue shown (``venue``, else the
+    journal's name), the journal's volume and pages, the DOI or, without one, the arXiv id."""
+    title = displayed(paper.get("title"))
+    if not title:
+        return None
+    kinds = [_S2_TYPES[t] for t in paper.get("publicationTypes") or [] if t in _S2_TYPES]
+    item: dict[str, Any] = {
+        "type": kinds[0] if kinds else "article-journal", "title": title,
+        "author": [_name(displayed(a["name"])) for a in paper.get("authors") or []
+                   if displayed(a.get("name"))],
+    }
+    if paper.get("year"):
+        item["issued"] = {"date-parts": [[paper["year"]]]}
+    journal = paper.get("journal") or {}
+    venue = displayed(paper.get("venue")) or displayed(journal.get("name"))
+    if venue:
+        item["container-title"] = venue
+    if journal.get("volume"):
+        item["volume"] = journal["volume"].strip()
+    if journal.get("pages"):
+        item["page"] = re.sub(r"\s+", "", journal["pages"])
+    external = paper.get("externalIds") or {}
+    if external.get("DOI"):
+        item["DOI"] = external["DOI"]
+    elif external.get("ArXiv"):
+        item["URL"] = f"https://arxiv.org/abs/{external['ArXiv']}"
+    return item, None, ((paper["year"],) if paper.get("year") else ())
+
+
 _ATOM = "{http://www.w3.org/2005/Atom}"
 
 
@@ -209,6 +245,16 @@ def _bodies(service: str) -> list[tuple[str, dict]]:
     return [(p.name, json.loads(p.read_text())) for p in sorted((REAL / service).glob("*.json"))]
 
 
+def _papers(body: Any) -> list[dict]:
+    """The papers of a Semantic Scholar body: one paper, a search's or a citation list's
+    ``data`` (each ``citingPaper`` or ``citedPaper``), or a ``/paper/batch`` list."""
+    if isinstance(body, list):
+        return [p for p in body if p]
+    if "paperId" in body:
+        return [body]
+    return [row.get("citingPaper") or row.get("citedPaper") or row for row in body["data"]]
+
+
 def _works() -> list[tuple[str, dict, Record, Callable]]:
     """(service, raw work, citelsp's parse of it, entry writer) for each distinct work."""
     found: dict[tuple[str, str], tuple[str, dict, Record, Callable]] = {}
@@ -221,6 +267,11 @@ def _works() -> list[tuple[str, dict, Record, Callable]]:
         for work in body.get("results", [body]):
             found.setdefault(("openalex", work["id"]),
                              ("openalex", work, openalex.parse_work(work), _openalex))
+    for _, body in _bodies("semantic_scholar"):
+        for paper in _papers(body):
+            found.setdefault(("semantic_scholar", paper["paperId"]),
+                             ("semantic_scholar", paper, semantic_scholar.parse_paper(paper),
+                              _semantic_scholar))
     for path in sorted((REAL / "arxiv").glob("*.xml")):
         for entry in ET.parse(path).getroot().iter(f"{_ATOM}entry"):
             record = arxiv.parse_entry(entry)
@@ -356,7 +407,7 @@ def _bibtex(item: dict) -> str:
     return f"@{kind}{{{item['id']},\n{body}}}\n"
 
 
-SERVICES = ("crossref", "openalex", "datacite", "arxiv")
+SERVICES = ("crossref", "openalex", "datacite", "arxiv", "semantic_scholar")
 
 
 @dataclass
@@ -421,8 +472,8 @@ def _grade(written: list[Written] = WRITTEN) -> Graded:
     named = frozenset(r.arxiv_id for rs in records.values() for r in rs if r.arxiv_id)
     sources = _Sources(
         crossref=_Served(records["crossref"]), openalex=_Served(records["openalex"]),
-        semantic_scholar=_Served([]), arxiv=_Served(records["arxiv"], named),
-        datacite=_Served(records["datacite"]),
+        semantic_scholar=_Served(records["semantic_scholar"]),
+        arxiv=_Served(records["arxiv"], named), datacite=_Served(records["datacite"]),
         doi_registry=_Registry(known, {r.doi.split("/")[0] for r in records["datacite"]}),
         pubmed=_Served([]), dblp=_Served([]),
     )
@@ -586,3 +637,29 @@ def test_the_same_correct_entries_written_in_bibtex_get_no_p0_or_p1(graded):
     flagged = {graded.written[int(k[1:])].key: sorted(codes[k])
                for k, p in priorities.items() if p & {"P0", "P1"}}
     assert not flagged, f"{len(flagged)} of {len(entries)}: {flagged}"
+
+
+# --- Semantic Scholar bodies through the loopback server and the real client ------------------
+
+S2_PAPERS = [p for _, body in _bodies("semantic_scholar") for p in _papers(body)]
+
+
+async def test_semantic_scholar_papers_read_the_same_through_the_client(api_server, sources):
+    """Each recorded paper served at its single lookup path (``/paper/DOI:…``): the batch the
+    client sends (``POST /paper/batch``, assembled from those bodies as the API answers it)
+    and a single lookup give the records the corpus test grades, in the order asked."""
+    by_doi = {p["externalIds"]["DOI"]: p for p in S2_PAPERS if (p.get("externalIds") or {})
+              .get("DOI")}
+    for doi, paper in by_doi.items():
+        api_server.add_json("semantic_scholar", f"/paper/DOI:{doi}", paper,
+                            query={"fields": semantic_scholar.FIELDS})
+    ids = [f"DOI:{doi}" for doi in by_doi]
+    answers = await sources.s2.by_ids(ids[:SEMANTIC_SCHOLAR_BATCH])
+    assert not isinstance(answers, Unreachable), answers
+    for paper_id, answer in answers.items():
+        assert isinstance(answer, Found), paper_id
+        assert answer.records == (semantic_scholar.parse_paper(by_doi[paper_id[4:]]),)
+    doi, paper = next(iter(by_doi.items()))
+    single = await sources.s2.by_doi(doi.upper())
+    assert isinstance(single, Found) and single.records[0].source_id == paper["paperId"]
+    assert api_server.count("semantic_scholar", "/paper/batch") == 1
