@@ -1,0 +1,200 @@
+"""The four figures of an editor at library scale, each beside a machine-independent ratio.
+
+Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``keystroke``,
+``reopen``, ``offline``). It prints:
+
+- ``open``: a generated 10,000-entry library (``bench/parse_bench.py``), ``didOpen`` → its first
+  diagnostics from a real server over stdio (target ≤ 1 s);
+- ``keystroke``: a one-character edit in a 20,000-entry library → its re-publish (median and
+  worst of several isolated edits; the work should follow the edit, not the file);
+- ``reopen``: 1,000 HALLMARK references verified against the simulated index
+  (``bench/editor_bench.py``), then a new server on the same cache: ``didOpen`` → the first run's
+  final diagnostics (target ≤ 1 s); hover p99 while the first run verified (target ≤ 50 ms,
+  ≤ 100 ms under a concurrent test run) and over 1,000 lookups once verified (500 hovers,
+  500 completions);
+- ``offline``: ``citelsp check --offline`` of the TeX Live corpus concatenated (9.7 MB; see
+  ``bench/texlive_corpus.py``), its time and peak memory (targets ≤ 5 s, ≤ 400 MB).
+
+This shared host's speed varies by half between hours, so each time is also given as a ratio to
+a bare parse of the same input by bibtexparser 2 measured in this process just before (the
+library, the reopened ``refs.bib``, the corpus): a ratio that moves says the code changed, one
+that holds while the seconds move says the host did. The load average is printed before each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script: make ``citelsp`` and ``bench`` importable
+    sys.path.insert(0, str(ROOT))
+
+import bibtexparser  # noqa: E402
+
+from bench import editor_bench, parse_bench, texlive_corpus  # noqa: E402
+
+MEASURES = ("open", "keystroke", "reopen", "offline")
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.2f}/{five:.2f}"
+
+
+def bare_parse_s(text: str, runs: int = 3) -> float:
+    """Best of ``runs`` bibtexparser parses of ``text``: the yardstick of this host now."""
+    best = float("inf")
+    logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # its notes on bad blocks
+    for _ in range(runs):
+        started = time.perf_counter()
+        bibtexparser.parse_string(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def line(label: str, seconds: float, bare: float, target: str, *, unit: str = "s") -> str:
+    shown = f"{seconds * 1000:8.1f} ms" if unit == "ms" else f"{seconds:8.3f} s "
+    return f"  {label:<44}{shown}  {seconds / bare:7.2f} × bare parse   (target {target})"
+
+
+async def library_open(entries: int, edits: bool) -> list[str]:
+    """didOpen → first diagnostics of a generated library; with ``edits``, keystrokes too."""
+    library = parse_bench.generated_library(entries)
+    bare = bare_parse_s(library)
+    out = [f"{entries:,}-entry library ({len(library) / 1e6:.1f} MB; bare parse "
+           f"{bare:.3f} s; {load()})"]
+    with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
+        root = Path(tmp)
+        (root / "library.bib").write_text(library, encoding="utf-8")
+        uri = (root / "library.bib").as_uri()
+        env = {**os.environ, "CITELSP_OFFLINE": "1", "CITELSP_CACHE_DIR": str(root / "cache")}
+        server = await parse_bench.Server.start(env)
+        await server.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "bench"}],
+            "initializationOptions": {"citelsp": {"verify": False}},
+        })
+        await server.notify("initialized", {})
+        await asyncio.sleep(parse_bench.PAUSE_S)
+        sent = await server.notify("textDocument/didOpen",
+                                   parse_bench.open_params(uri, "bibtex", library))
+        arrived, count = await server.published(uri, sent)
+        out.append(line(f"didOpen → first diagnostics ({count})", arrived - sent, bare, "≤ 1 s"))
+        if edits:
+            times = await parse_bench.one_char_edits(server, uri, library, "Effects")
+            out.append(line("keystroke → re-publish, median", statistics.median(times), bare,
+                            "≤ 100 ms", unit="ms"))
+            out.append(line("keystroke → re-publish, worst", max(times), bare, "≤ 100 ms",
+                            unit="ms"))
+        rss = server.peak_rss_mib()
+        await server.stop()
+    out.append(f"  server peak RSS {rss:.0f} MiB" if rss is not None else "")
+    return out
+
+
+async def reopen_and_hover(refs: int) -> list[str]:
+    """editor_bench's first run and cached reopen, with 1,000 lookups once verified."""
+    args = argparse.Namespace(refs=refs, delay=0.2, flawed=0.1, profile=None, probes=200,
+                              gap=0.1, idle_probes=500, quiet=2.0, timeout=1200.0,
+                              reopen_timeout=60.0, seed=1, limits=False)
+    entries = editor_bench.chosen_entries(args.refs, args.flawed, args.seed)
+    library = editor_bench.render_bibtex(entries)
+    bare = bare_parse_s(library)
+    out = [f"{refs:,} verified references ({len(library) / 1e3:.0f} kB; bare parse "
+           f"{bare * 1000:.1f} ms; {load()})"]
+    index = editor_bench.IndexProcess(args.delay)
+    base_url = index.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
+            root, cache = Path(tmp) / "ws", Path(tmp) / "cache"
+            root.mkdir()
+            cache.mkdir()
+            manuscript, sites = editor_bench.render_manuscript(entries)
+            (root / "refs.bib").write_text(library, encoding="utf-8")
+            (root / "paper.md").write_text(manuscript, encoding="utf-8")
+            docs = [(root / "paper.md", "markdown"), (root / "refs.bib", "bibtex")]
+            env = editor_bench.index_environ(base_url, cache)
+            first = await editor_bench.first_run(root, env, docs, entries, sites, index, args)
+            out.append(f"  (first run: all verdicts {first.verdicts_s:.1f} s after didOpen; "
+                       f"{load()})")
+            reopen = await editor_bench.cached_reopen(root, env, docs, sites, first, index, args)
+    finally:
+        index.stop()
+    if reopen.seconds is None:
+        out.append("  cached reopen did not reach the first run's diagnostics")
+    else:
+        label = "cached reopen → final diagnostics" + (" (bound)" if reopen.upper_bound else "")
+        out.append(line(label, reopen.seconds, bare, "≤ 1 s"))
+    for label, samples in (("while verifying", [s for s in first.samples if s.phase == "load"]),
+                           ("1,000 lookups once verified", first.idle)):
+        hovers = [s.ms / 1000 for s in samples if s.kind == "hover"]
+        _p50, p99, _top = editor_bench.percentiles(hovers)
+        out.append(line(f"hover p99 {label} ({len(hovers)})", p99, bare, "≤ 50 ms", unit="ms"))
+    return out
+
+
+def offline_check() -> list[str]:
+    """``check --offline`` of the TeX Live corpus concatenated: time and the child's peak."""
+    files = texlive_corpus.corpus_files()
+    if not files:
+        return [f"offline: no .bib files under {texlive_corpus.ROOT} "
+                f"(apt-get install {' '.join(texlive_corpus.PACKAGES)})"]
+    data = b"".join(p.read_bytes() for p in files)
+    bare = bare_parse_s(data.decode("utf-8", errors="replace"), runs=1)
+    out = [f"check --offline of the TeX Live corpus ({len(data) / 1e6:.1f} MB; bare parse "
+           f"{bare:.2f} s; {load()})"]
+    with tempfile.TemporaryDirectory() as tmp:
+        joined = Path(tmp) / "corpus.bib"
+        joined.write_bytes(data)
+        env = {**os.environ, "CITELSP_CACHE_DIR": str(Path(tmp) / "cache")}
+        times, peaks = [], []
+        for _ in range(3):
+            started = time.perf_counter()
+            child = subprocess.Popen(
+                [sys.executable, "-m", "citelsp", "check", "--offline", "--format", "json",
+                 "--fail-on", "never", str(joined)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+            _pid, status, usage = os.wait4(child.pid, 0)
+            times.append(time.perf_counter() - started)
+            peaks.append(usage.ru_maxrss / 1024)
+            if status != 0:
+                return [*out, child.stderr.read().decode(errors="replace")[-2000:]]
+            child.stderr.close()
+    out.append(line(f"median of {', '.join(f'{t:.2f}' for t in times)} s",
+                    statistics.median(times), bare, "≤ 5 s"))
+    out.append(f"  peak memory {max(peaks):.0f} MB (target ≤ 400 MB)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=MEASURES, default=list(MEASURES))
+    parser.add_argument("--entries", type=int, default=10_000, help="library size for open")
+    parser.add_argument("--keystroke-entries", type=int, default=20_000)
+    parser.add_argument("--refs", type=int, default=1000, help="references for reopen")
+    args = parser.parse_args(argv)
+    runs: dict[str, Callable[[], list[str]]] = {
+        "open": lambda: asyncio.run(library_open(args.entries, edits=False)),
+        "keystroke": lambda: asyncio.run(library_open(args.keystroke_entries, edits=True)),
+        "reopen": lambda: asyncio.run(reopen_and_hover(args.refs)),
+        "offline": offline_check,
+    }
+    print(f"citelsp library bench, {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, "
+          f"host loop {texlive_corpus.host_loop_s():.2f} s")
+    for name in args.only:
+        print("\n".join(runs[name]()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
