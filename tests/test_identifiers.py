@@ -291,6 +291,8 @@ def test_a_short_doi_is_not_an_invalid_doi(written):
                           ).references
     ids = reference_ids(ref)
     assert is_short_doi(written) and ids.doi is None and ids.problems == ()
+    assert ids.short_doi is not None
+    assert ids.short_doi.value == "10/" + written.rsplit("/", 1)[-1].lower()  # looked up
 
 
 def test_a_short_doi_in_a_url_is_not_an_invalid_doi():

@@ -26,6 +26,7 @@ import orjson
 from citelsp.resolution import cache_file
 from citelsp.resolution.outcome import (
     Agency,
+    Alias,
     Answer,
     Found,
     Handle,
@@ -273,6 +274,8 @@ def _ttl_days(answer: Answer, kind: str | None) -> float:
             return FOUND_TTL_DAYS if name else NOT_FOUND_TTL_DAYS
         case Handle(exists=exists):
             return FOUND_TTL_DAYS if exists else NOT_FOUND_TTL_DAYS
+        case Alias():
+            return FOUND_TTL_DAYS
         case _:
             return NOT_FOUND_TTL_DAYS
 
@@ -287,6 +290,8 @@ def _encode(answer: Answer) -> dict:
             return {"type": "agency", "name": name}
         case Handle(exists=exists):
             return {"type": "handle", "exists": exists}
+        case Alias(doi=doi):
+            return {"type": "alias", "doi": doi}
         case Malformed(detail=detail):
             return {"type": "malformed", "detail": detail}
     raise TypeError(f"{type(answer).__name__} is not cached")
@@ -302,6 +307,8 @@ def _decode(data: dict) -> Answer:
             return Agency(data["name"])
         case "handle":
             return Handle(bool(data["exists"]))
+        case "alias":
+            return Alias(data["doi"])
         case "malformed":
             return Malformed(data["detail"])
     raise ValueError(f"unknown cached answer type {data['type']!r}")

@@ -16,12 +16,12 @@ from citelsp.config import Settings
 from citelsp.resolution import records as r
 from citelsp.resolution import terms
 from citelsp.resolution.http import HttpClient
-from citelsp.resolution.outcome import Agency, Found, Handle, NotFound, Record, Unreachable
+from citelsp.resolution.outcome import Agency, Alias, Found, Handle, NotFound, Record, Unreachable
 
 SOURCE = "doi_registry"
 CSL_JSON = "application/vnd.citationstyles.csl+json"
 UNKNOWN_PREFIX_STATUS = "DOI does not exist"
-HANDLE_EXISTS, HANDLE_MISSING = 1, 100
+HANDLE_EXISTS, HANDLE_MISSING, HANDLE_VALUES_MISSING = 1, 100, 200
 YEAR_FIELDS = ("issued", "published-print", "published-online")
 
 
@@ -86,7 +86,42 @@ class DoiRegistryClient:
 
         The proxy answers a missing handle with HTTP 404 and ``{"responseCode": 100, …}``.
         """
-        response = await self._http.get("handle", f"/api/handles/{links.quote_path(doi)}")
+        body = await self._handle_record(doi)
+        if isinstance(body, Unreachable):
+            return body
+        return Handle(body["responseCode"] == HANDLE_EXISTS)
+
+    async def alias(self, short_doi: str) -> Alias | Handle | Unreachable:
+        """The full DOI a shortDOI (``10/ggd754``) stands for: ``GET /api/handles/10/ggd754
+        ?type=HS_ALIAS`` answers ``responseCode`` 1 with the ``HS_ALIAS`` value (the DOI
+        Handbook's REST API response format). ``Handle(False)`` only for the authoritative "no
+        such handle" (HTTP 404 with ``responseCode`` 100); a handle without an alias value
+        (``responseCode`` 200, "values not found") or with one that is no DOI is
+        ``Unreachable``: no verdict either way."""
+        body = await self._handle_record(short_doi, {"type": "HS_ALIAS"})
+        if isinstance(body, Unreachable):
+            return body
+        code = body["responseCode"]
+        if code == HANDLE_MISSING:
+            return Handle(False) if body["http_status"] == 404 else Unreachable(
+                "Handle proxy answered responseCode 100 without HTTP 404")
+        if code == HANDLE_VALUES_MISSING:
+            return Unreachable(f"the handle {short_doi} holds no DOI alias")
+        values = body.get("values")
+        data = [v.get("data") for v in values if isinstance(v, dict)
+                and v.get("type") == "HS_ALIAS"] if isinstance(values, list) else []
+        dois = {d for a in data if isinstance(a, dict) and (d := r.doi(a.get("value")))}
+        if len(dois) != 1:
+            return Unreachable(f"the handle {short_doi} names {len(dois)} DOIs as its alias")
+        return Alias(dois.pop())
+
+    async def _handle_record(self, handle: str, params: dict[str, str] | None = None
+                             ) -> dict | Unreachable:
+        """The Handle proxy's JSON object for ``handle`` with an exact integer
+        ``responseCode`` (1 only with HTTP 200; 100, or 200 "values not found", with HTTP 200
+        or 404) and ``http_status`` added; anything else is Unreachable."""
+        response = await self._http.get("handle", f"/api/handles/{links.quote_path(handle)}",
+                                        params=params)
         if isinstance(response, Unreachable):
             return response
         if response.status not in (200, 404):
@@ -96,14 +131,16 @@ class DoiRegistryClient:
         except r.BodyError as exc:
             return r.malformed("Handle", exc)
         code = body.get("responseCode")
-        if type(code) is not int or code not in (HANDLE_EXISTS, HANDLE_MISSING):
+        known = (HANDLE_EXISTS, HANDLE_MISSING) if params is None else (
+            HANDLE_EXISTS, HANDLE_MISSING, HANDLE_VALUES_MISSING)
+        if type(code) is not int or code not in known:
             return Unreachable(f"Handle proxy answered an unknown responseCode {code!r:.40}")
         if code == HANDLE_EXISTS and response.status != 200:
             return Unreachable("Handle proxy answered responseCode 1 with an error status")
         echo = body.get("handle")
-        if echo is not None and (not isinstance(echo, str) or echo.lower() != doi.lower()):
-            return Unreachable(f"Handle proxy answered for another handle than {doi}")
-        return Handle(code == HANDLE_EXISTS)
+        if echo is not None and (not isinstance(echo, str) or echo.lower() != handle.lower()):
+            return Unreachable(f"Handle proxy answered for another handle than {handle}")
+        return {**body, "http_status": response.status}
 
     async def csl(self, doi: str) -> Found | NotFound | Unreachable:
         """``GET https://doi.org/{doi}``, ``Accept: CSL-JSON``; the HTTP layer follows redirects."""

@@ -20,7 +20,7 @@ from citelsp.documents.model import Field, Reference
 from citelsp.documents.text import unescape_latex_chars
 from citelsp.links import has_dot_segment
 
-IdentifierKind = Literal["doi", "arxiv"]
+IdentifierKind = Literal["doi", "arxiv", "short_doi"]
 
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _DOI_PREFIXES = re.compile(
@@ -80,8 +80,7 @@ _SHORT_DOI = re.compile(r"10/[0-9a-z]+", re.I)
 
 def is_short_doi(raw: str) -> bool:
     """A shortDOI (``10/ggd754``): a handle doi.org resolves to a full DOI. It is no invalid
-    DOI; not being ``10.NNNN/…``, it is not looked up as one (the reference is checked by its
-    title)."""
+    DOI; the full DOI it stands for is what is looked up."""
     return bool(_SHORT_DOI.fullmatch(_bare_doi(raw)))
 
 
@@ -201,6 +200,8 @@ class Identifier:
     """``v2`` when a versioned arXiv id was cited."""
     impossible: bool = False
     """An arXiv id whose date cannot exist: refuted without a lookup (ARXIV_ID_REFUTED)."""
+    short: str | None = None
+    """The shortDOI the reference cites, when this full DOI is what doi.org resolved it to."""
 
     @property
     def shown(self) -> str:
@@ -209,6 +210,16 @@ class Identifier:
         if self.kind == "doi" and (cited := _bare_doi(self.raw)).lower() == self.value:
             return cited
         return self.value
+
+    @property
+    def cited(self) -> str:
+        """``shown``, and for a resolved shortDOI both forms (``10/ggd754 = 10.1038/…``): what
+        the hover and the report say the reference cites."""
+        return f"{self.short} = {self.value}" if self.short is not None else self.shown
+
+    def resolved(self, doi: str) -> Identifier:
+        """This shortDOI as the full DOI doi.org resolved it to."""
+        return Identifier("doi", doi, self.field, self.raw, short=self.value)
 
 
 @dataclass(frozen=True)
@@ -224,10 +235,13 @@ class ReferenceIds:
     doi: Identifier | None = None
     arxiv: Identifier | None = None
     problems: tuple[IdentifierProblem, ...] = ()
+    short_doi: Identifier | None = None
+    """A cited shortDOI (``10/ggd754``, lowercase) while ``doi`` is None: resolving it through
+    doi.org's Handle API gives the DOI to look up."""
 
     @property
     def any(self) -> bool:
-        return self.doi is not None or self.arxiv is not None
+        return self.doi is not None or self.arxiv is not None or self.short_doi is not None
 
 
 _ARXIV_TEXT_FIELDS = ("journal", "journaltitle", "howpublished", "note", "container-title")
@@ -253,6 +267,7 @@ class _Reader:
         self.fields = _by_folded_name(ref.fields)
         self.today = today
         self.problems: list[IdentifierProblem] = []
+        self.short_doi: Identifier | None = None
 
     def invalid(self, f: Field, what: str, raw: str | None = None) -> None:
         value = (raw if raw is not None else f.value).strip()
@@ -291,15 +306,23 @@ class _Reader:
             doi = None if is_placeholder(f.value) else normalize_doi(f.value)
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
-            if not is_short_doi(f.value):  # 10/ggd754 is valid; only its full form is looked up
+            if not self.short(f, f.value):
                 self.invalid(f, "DOI")
         if (f := self.fields.get("url")) is not None and (m := _DOI_URL.search(f.value)):
             doi = None if is_placeholder(m.group(1)) else normalize_doi(m.group(1))
             if doi is not None:
                 return Identifier("doi", doi, f.name, f.value)
-            if not is_short_doi(m.group(1)):
+            if not self.short(f, m.group(1)):
                 self.invalid(f, "DOI in URL", m.group(1))
         return None
+
+    def short(self, f: Field, raw: str) -> bool:
+        """Keep the first shortDOI cited (``10/ggd754``); whether ``raw`` is one."""
+        if not is_short_doi(raw):
+            return False
+        if self.short_doi is None:
+            self.short_doi = Identifier("short_doi", _bare_doi(raw).lower(), f.name, f.value)
+        return True
 
     def read_arxiv(self) -> Identifier | None:
         if (f := self.fields.get("eprint")) is not None and f.value.strip():
@@ -361,7 +384,8 @@ def _read_identifiers(ref: Reference, today: date) -> ReferenceIds:
                 doi = Identifier("doi", arxiv_doi(base), doi.field, doi.raw)
             if arxiv is None:
                 arxiv = reader.arxiv(source, m.group(1))
-    return ReferenceIds(doi, arxiv, tuple(reader.problems))
+    return ReferenceIds(doi, arxiv, tuple(reader.problems),
+                        reader.short_doi if doi is None else None)
 
 
 _DAY: list = [0.0, None]

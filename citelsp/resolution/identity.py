@@ -21,10 +21,18 @@ _TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_cir
 checking for cycles, which a fresh list of strings cannot have)."""
 
 
+def _doi(ids: ReferenceIds) -> str:
+    """The DOI as cited: a shortDOI stays itself once resolved, so the identity of an entry
+    is the same before and after its lookup."""
+    if ids.doi is not None:
+        return ids.doi.short or ids.doi.value
+    return ids.short_doi.value if ids.short_doi is not None else ""
+
+
 def identity_of(ids: ReferenceIds, work: Work) -> str:
     """A stable hash of what the entry cites: DOI, arXiv id, title, year, author families."""
     parts = [
-        ids.doi.value if ids.doi else "",
+        _doi(ids),
         ids.arxiv.value if ids.arxiv else "",
         normalize_title(work.title or ""),
         str(work.year or ""),

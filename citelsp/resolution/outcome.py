@@ -151,13 +151,20 @@ class Handle:
 
 
 @dataclass(frozen=True)
+class Alias:
+    """doi.org ``/api/handles/10/…?type=HS_ALIAS``: the full DOI a shortDOI stands for."""
+
+    doi: str
+
+
+@dataclass(frozen=True)
 class Malformed:
     """The source says the identifier itself is malformed (arXiv's error feed)."""
 
     detail: str
 
 
-Answer = Found | NotFound | Unreachable | Agency | Handle | Malformed
+Answer = Found | NotFound | Unreachable | Agency | Handle | Alias | Malformed
 """Everything but ``Unreachable`` may be cached."""
 
 

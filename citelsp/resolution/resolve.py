@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -39,6 +40,7 @@ from citelsp.resolution.matching import (
 )
 from citelsp.resolution.outcome import (
     Agency,
+    Alias,
     Answer,
     Found,
     Handle,
@@ -173,17 +175,10 @@ class _Run:
         elif not self.ids.any and not self.work.title:
             for name in RESOLVERS:
                 self.skip(name, "nothing to look up: no identifier and no title")
-        elif not await self.from_index():
-            chinese = ChineseLiterature(self, self.ctx.sources.doi_registry,
-                                        self.ctx.sources.pubmed)
-            if self.doi_is_the_arxiv_id():
-                await self.arxiv()
-                await self.doi()
-            else:
-                await self.together(self.arxiv(), self.doi())
-            await chinese.check_identifier()
-            await self.title_searches()
-            await chinese.check_coordinates()
+        else:
+            await self.expand_short_doi()
+            if not await self.from_index():
+                await self.look_up()
         matched, refuted = self.matched(), self.refuted()
         for name in RESOLVERS:
             if name not in self.outcomes:
@@ -191,6 +186,17 @@ class _Run:
         if matched is None:
             self.find_near_matches()
         return self.resolution()
+
+    async def look_up(self) -> None:
+        chinese = ChineseLiterature(self, self.ctx.sources.doi_registry, self.ctx.sources.pubmed)
+        if self.doi_is_the_arxiv_id():
+            await self.arxiv()
+            await self.doi()
+        else:
+            await self.together(self.arxiv(), self.doi())
+        await chinese.check_identifier()
+        await self.title_searches()
+        await chinese.check_coordinates()
 
     def find_near_matches(self) -> None:
         for resolver, candidates in self.candidates.items():
@@ -333,7 +339,7 @@ class _Run:
             return  # arXiv matched the id this DOI names: DataCite is "not needed"
         auth = self.authoritative
         if auth not in (None, "crossref"):
-            self.skip("crossref", f"DOI not asked: {doi.shown} is registered by "
+            self.skip("crossref", f"DOI not asked: {doi.cited} is registered by "
                       f"{self.agency or 'another agency'}, not Crossref", searchable=True)
         first = []
         if auth in (None, "crossref"):
@@ -355,6 +361,31 @@ class _Run:
             await self.doi_lookup("semantic_scholar", doi)
         await self.settle_existence(doi)
         return None
+
+    async def expand_short_doi(self) -> None:
+        """A cited shortDOI (``10/ggd754``) stands for the full DOI that doi.org's Handle API
+        names as its alias; that DOI is then checked as if cited. Only the proxy's "no such
+        handle" refutes a shortDOI; while it cannot be resolved the title is checked."""
+        short = self.ids.short_doi
+        if short is None:
+            return
+        source = self.ctx.sources.doi_registry
+        asked = await self.ask("doi_registry", "alias", short.value,
+                               lambda: source.alias(short.value))
+        answer = asked.answer
+        if isinstance(answer, Alias):
+            self.ids = replace(self.ids, doi=short.resolved(answer.doi), short_doi=None)
+        elif isinstance(answer, Handle) and not answer.exists:
+            self.set("doi_registry", "unmatched", "id",
+                     f"shortDOI {short.value} does not exist: the Handle System answers 100 "
+                     "(no such handle)", asked, reason="DOI_REFUTED", refutes_identifier=True,
+                     url=links.doi_url(short.value))
+        elif answer is None:
+            self.offline_skip("doi_registry")
+        else:
+            self.set("doi_registry", "unreachable", None,
+                     f"doi.org unreachable: shortDOI {short.value} not resolved to a DOI: "
+                     f"{_why(answer)}", asked)
 
     def doi_is_the_arxiv_id(self) -> bool:
         """The cited DOI is the arXiv DOI (``10.48550/arXiv.ID``) of the cited arXiv id."""
@@ -430,7 +461,7 @@ class _Run:
             return None
         if isinstance(handle.answer, Handle):
             self.set("doi_registry", "unmatched", "title",
-                     f"{doi.shown} exists (Handle System) but {self.agency or 'its agency'} "
+                     f"{doi.cited} exists (Handle System) but {self.agency or 'its agency'} "
                      "offers no machine-readable title", handle,
                      reason="DOI_EXISTS_TITLE_UNVERIFIABLE")
         else:
@@ -468,7 +499,7 @@ class _Run:
         elif isinstance(answer, Handle):
             for outcome in missing:
                 label = LABELS[outcome.resolver]
-                outcome.summary = (f"{label} has no record of {doi.shown}, but the DOI exists "
+                outcome.summary = (f"{label} has no record of {doi.cited}, but the DOI exists "
                                    "(Handle System): coverage gap, not evidence")
                 if outcome is target:
                     outcome.reason = "DOI_EXISTS_TITLE_UNVERIFIABLE"
@@ -482,7 +513,7 @@ class _Run:
                 outcome.summary += f"; existence unknown (Handle System {why})"
 
     def refute_doi(self, resolver: str, doi: Identifier, asked: Asked, why: str) -> None:
-        self.set(resolver, "unmatched", "id", f"DOI {doi.shown} does not exist: {why}", asked,
+        self.set(resolver, "unmatched", "id", f"DOI {doi.cited} does not exist: {why}", asked,
                  reason="DOI_REFUTED", refutes_identifier=True,
                  url=links.doi_url(doi.value))
 
@@ -500,17 +531,17 @@ class _Run:
             return None
         if isinstance(answer, Malformed):
             self.set(resolver, "unmatched", "title",
-                     f"{label} says {what} {ident.shown} is malformed: {answer.detail}", asked,
+                     f"{label} says {what} {ident.cited} is malformed: {answer.detail}", asked,
                      reason="INVALID_IDENTIFIER")
             return None
         if isinstance(answer, NotFound):
             if ident.kind == "arxiv":
                 self.set(resolver, "unmatched", "id",
-                         f"arXiv id {ident.shown} does not exist: arXiv returned no entry twice",
+                         f"arXiv id {ident.cited} does not exist: arXiv returned no entry twice",
                          asked, reason="ARXIV_ID_REFUTED", refutes_identifier=True, url=url)
                 return None
             self.set(resolver, "unmatched", "title",
-                     f"{label} has no record of {what} {ident.shown} (not evidence on its own)",
+                     f"{label} has no record of {what} {ident.cited} (not evidence on its own)",
                      asked, details={"answer": "not_found"})
             return None
         if not isinstance(answer, Found) or not answer.records:
@@ -527,16 +558,16 @@ class _Run:
         what = "DOI" if ident.kind == "doi" else "arXiv id"
         found = _quote(record.title)
         if judgement.matched:
-            self.set(resolver, "matched", "id", f"{what} {ident.shown} → {found}", asked,
+            self.set(resolver, "matched", "id", f"{what} {ident.cited} → {found}", asked,
                      record=record, reason=judgement.reason(ident.kind), url=url)
         elif judgement.kind == "mismatch":
             self.set(resolver, "unmatched", "id",
-                     f"{what} {ident.shown} names another work: {label} has {found}", asked,
+                     f"{what} {ident.cited} names another work: {label} has {found}", asked,
                      record=record, reason=judgement.reason(ident.kind),
                      refutes_identifier=True, url=url)
         else:
             self.set(resolver, "unmatched", "title",
-                     f"{what} {ident.shown} → {found}, which does not confirm the cited title",
+                     f"{what} {ident.cited} → {found}, which does not confirm the cited title",
                      asked, record=record, reason=judgement.reason(ident.kind), url=url)
 
     # -- title search ------------------------------------------------------------------------

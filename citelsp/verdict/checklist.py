@@ -141,7 +141,7 @@ def _cited_as(work: Work, ids: ReferenceIds) -> str:
     if work.venue:
         parts.append(work.venue)
     if ids.doi is not None:
-        parts.append(f"doi:{ids.doi.shown}")
+        parts.append(f"doi:{ids.doi.cited}")
     if ids.arxiv is not None:
         parts.append(f"arXiv:{ids.arxiv.value}")
     return ", ".join(p for p in parts if p) or "(no title, author or identifier)"
@@ -246,7 +246,9 @@ def merged_conflicts(conflicts: Sequence[FieldConflict]) -> tuple[FieldConflict,
 
 def _identifier_detail(code: str, ids: ReferenceIds) -> str:
     if code.startswith("DOI") and ids.doi is not None:
-        return ids.doi.shown
+        return ids.doi.cited
+    if code.startswith("DOI") and ids.short_doi is not None:
+        return ids.short_doi.value
     if code.startswith("ARXIV") and ids.arxiv is not None:
         return ids.arxiv.value
     return ""
