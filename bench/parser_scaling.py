@@ -32,7 +32,7 @@ from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagn
 from citelsp.lsp.positions import LineIndexes, lsp_range
 from citelsp.spans import Span
 from citelsp.workspace import Workspace
-from citelsp.workspace.local_checks import EntryIndex
+from citelsp.workspace.checks import EntryIndex
 
 CONVERTER = converter_with_reused_diagnostics()
 
@@ -104,7 +104,7 @@ def duplicates(n: int) -> str:
 def detect_duplicates(text: str) -> None:
     bib = parse_bibtex("file:///dup.bib", text)
     index = EntryIndex()
-    index.update(bib.references)
+    index.update([bib])
     index.problems(bib)
 
 
