@@ -423,6 +423,7 @@ class Workspace:
         if named:
             return [r for b in named if isinstance(b, Bibliography)
                     for r in self.graph.key_index(b).get(key, ())]
+        self.graph.read_workspace()
         return self.graph.entries(key)
 
     def reverify(self, keys: set[str] | None = None) -> int:
