@@ -11,19 +11,18 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import glob
 import os
 import shutil
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
-from citelsp.documents.parse import BIBLIOGRAPHY_SUFFIXES, MANUSCRIPT_SUFFIXES
 from citelsp.index import command as index_command
 from citelsp.resolution import budget
+from citelsp.screen import command as screen_command
 from citelsp.workspace import Listener, Snapshot, Workspace, folders_without_work
+from citelsp.workspace.inputs import expand_inputs
 
 FORMATS = ("text", "json", "sarif", "markdown", "ars", "ledger")
 FAIL_ON = (*PRIORITIES, "never")
@@ -95,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="commands:\n  citelsp check PATH...     check files and print a report\n"
                "  citelsp decide KEY ...    record a human decision about a reference\n"
                "  citelsp index ACTION ...  build, update or describe a local index\n"
+               "  citelsp screen ACTION ... screen many submissions with workers\n"
                "  citelsp serve             the language server on stdio (also --stdio)\n\n"
                "Run 'citelsp check --help' for its options, formats and exit codes.",
     )
@@ -157,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the same per-manuscript summary as JSON")
 
     index_command.add_parser(sub)
+    screen_command.add_parser(sub)
 
     decide = sub.add_parser(
         "decide", help="record a human decision about a reference", formatter_class=formatter,
@@ -222,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         return decide(ns)
     if ns.command == "index":
         return index_command.run(ns)
+    if ns.command == "screen":
+        return screen_command.run(ns)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -245,41 +248,6 @@ def _settings(ns: argparse.Namespace) -> Settings:
     if any(ignored):
         changes["ignore"] = tuple(sorted({*settings.ignore, *filter(None, ignored)}))
     return settings.with_changes(**changes)
-
-
-def expand_inputs(values: Sequence[str]) -> tuple[list[Path], list[str], dict[str, list[Path]]]:
-    """Files named, found under directories, or matched by glob patterns; the messages for
-    what matched nothing; and each directory as written with the files its search found and
-    nobody named (a ``package.json`` there is passed over, one named is an error)."""
-    suffixes = BIBLIOGRAPHY_SUFFIXES + MANUSCRIPT_SUFFIXES
-    found: dict[Path, None] = {}
-    errors: list[str] = []
-    folders: dict[str, list[Path]] = {}
-    named: set[Path] = set()
-    for value in values:
-        path = Path(value)
-        if path.is_dir():
-            inside = [p for p in sorted(path.rglob("*")) if p.suffix.lower() in suffixes
-                      and p.is_file() and not any(part.startswith(".") or part in _SKIPPED
-                                                  for part in p.relative_to(path).parts)]
-            found.update(dict.fromkeys(inside))
-            folders.setdefault(value, []).extend(inside)
-        elif path.exists():
-            found[path] = None
-            named.add(path)
-        elif glob.has_magic(value):
-            matched = [Path(p) for p in sorted(glob.glob(value, recursive=True))
-                       if Path(p).is_file()]
-            if not matched:
-                errors.append(f"{value}: no file matches this pattern")
-            found.update(dict.fromkeys(matched))
-        else:
-            errors.append(f"{value}: no such file or directory")
-    return list(found), errors, {folder: [p for p in inside if p not in named]
-                                 for folder, inside in folders.items()}
-
-
-_SKIPPED = {"node_modules", "__pycache__", "build", "dist", "venv"}
 
 
 class _Terminal(Listener):

@@ -44,12 +44,21 @@ def manuscript_rows(snapshot: Snapshot) -> list[dict]:
 
 
 def render_csv(snapshot: Snapshot) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(manuscript_rows(snapshot))
-    return out.getvalue()
+    return csv_text(manuscript_rows(snapshot))
 
 
 def render_json(snapshot: Snapshot) -> str:
-    return json.dumps(manuscript_rows(snapshot), indent=1, ensure_ascii=False) + "\n"
+    return json_text(manuscript_rows(snapshot))
+
+
+def csv_text(rows: list[dict]) -> str:
+    """``manuscript_rows`` as CSV (also of many snapshots: ``citelsp screen report``)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def json_text(rows: list[dict]) -> str:
+    return json.dumps(rows, indent=1, ensure_ascii=False) + "\n"
