@@ -28,11 +28,15 @@ from citelsp.documents.latex import parse_latex
 from citelsp.documents.manuscript import front_matter
 from citelsp.documents.markers import parse_markers
 from citelsp.documents.pandoc import code_regions, mask, parse_pandoc
-from citelsp.lsp.diagnostics import converter_with_reused_diagnostics, lsp_diagnostic
-from citelsp.lsp.positions import LineIndexes, lsp_range
+from citelsp.lsp.convert import (
+    LineIndexes,
+    converter_with_reused_diagnostics,
+    lsp_diagnostic,
+    lsp_range,
+)
 from citelsp.spans import Span
 from citelsp.workspace import Workspace
-from citelsp.workspace.local_checks import EntryIndex
+from citelsp.workspace.checks import EntryIndex
 
 CONVERTER = converter_with_reused_diagnostics()
 
@@ -104,7 +108,7 @@ def duplicates(n: int) -> str:
 def detect_duplicates(text: str) -> None:
     bib = parse_bibtex("file:///dup.bib", text)
     index = EntryIndex()
-    index.update(bib.references)
+    index.update([bib])
     index.problems(bib)
 
 

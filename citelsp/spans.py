@@ -11,6 +11,7 @@ import itertools
 import operator
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -28,6 +29,15 @@ class Span:
 
     def shifted(self, delta: int) -> Span:
         return Span(self.start + delta, self.end + delta)
+
+
+class Edit(NamedTuple):
+    """Replace ``span`` of the document at ``uri`` with ``text`` (an insertion when the span
+    is empty)."""
+
+    uri: str
+    span: Span
+    text: str
 
 
 class LineIndex:

@@ -31,12 +31,12 @@ from citelsp.documents.model import Person
 from citelsp.documents.parse import parse_document
 from citelsp.documents.text import latex_decode
 from citelsp.documents.works import parse_bibtex_names
-from citelsp.lsp.actions import edit_actions
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identifiers import Identifier, ReferenceIds
 from citelsp.resolution.outcome import FieldConflict, Record
 from citelsp.verdict.checklist import ChecklistItem, Judgement
 from citelsp.workspace.entries import new_entry
+from citelsp.workspace.fixes import edit_actions
 from citelsp.workspace.snapshot import ReferenceResult
 
 PANDOC = pypandoc.get_pandoc_path()

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import httpx
 
 from citelsp.config import Settings
-from citelsp.lsp.cards import verification_card
-from citelsp.lsp.markup import Markup
+from citelsp.reports.cards import verification_card
+from citelsp.reports.markup import Markup
 from citelsp.reports.text import summary
 from citelsp.resolution.budget import (
     MICRO,

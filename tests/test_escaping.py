@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from citelsp.lsp.markup import Markup
+from citelsp.reports.markup import Markup
 from citelsp.reports.safe import markdown_text, printable, url_spans
 
 GFM = MarkdownIt("commonmark").enable(["table", "strikethrough", "linkify"])

@@ -190,8 +190,8 @@ def test_an_accepted_doi_is_printable_and_stays_in_its_route(doi):
 
 
 def test_record_line_makes_only_allowlisted_links():
-    from citelsp.lsp.cards import record_line
-    from citelsp.lsp.markup import Markup
+    from citelsp.reports.cards import record_line
+    from citelsp.reports.markup import Markup
 
     record = Record(
         source="crossref",

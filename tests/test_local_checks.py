@@ -11,7 +11,7 @@ from citelsp.config import Settings
 from citelsp.documents.bibtex import parse_bibtex
 from citelsp.documents.model import Severity
 from citelsp.workspace import Workspace
-from citelsp.workspace.local_checks import MAX_RELATED, EntryIndex
+from citelsp.workspace.checks import MAX_RELATED, EntryIndex
 from citelsp.workspace.navigation import similar_keys
 
 BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020,
@@ -145,6 +145,8 @@ def test_incremental_index_matches_a_fresh_one_after_random_edits(tmp_path):
     text = "\n".join(entries) + "\n"
     uri = (tmp_path / "x.bib").resolve().as_uri()
     live = EntryIndex()
+    bib = None
+    deltas = 0
     for step in range(40):
         lines = text.splitlines()
         row = rng.randrange(len(lines))
@@ -160,11 +162,46 @@ def test_incremental_index_matches_a_fresh_one_after_random_edits(tmp_path):
         elif len(lines) > 2:
             del lines[row]
         text = "\n".join(lines) + "\n"
-        bib = parse_bibtex(uri, text)
-        live.update(bib.references)
+        bib = parse_bibtex(uri, text, previous=bib)  # incremental: the index takes its delta
+        deltas += bib.delta is not None
+        live.update([bib])
+        whole = parse_bibtex(uri, text)
         fresh = EntryIndex()
-        fresh.update(bib.references)
-        assert live.problems(bib) == fresh.problems(bib), step
+        fresh.update([whole])
+        assert live.problems(bib) == fresh.problems(whole), step
+    assert deltas > 30
+
+
+def test_an_edit_replaces_only_the_entry_it_touched(tmp_path):
+    text = "".join(f"@article{{k{i}, title = {{Title {i}}}, doi = {{10.1000/{i}}}}}\n"
+                   for i in range(2000))
+    uri = (tmp_path / "x.bib").resolve().as_uri()
+    first = parse_bibtex(uri, text)
+    at = text.index("Title 1000")
+    second = parse_bibtex(uri, text[:at] + "A " + text[at:], previous=first)
+    assert second.delta is not None and second.delta.base == first.version
+    assert [r.key for r in second.delta.gone] == [r.key for r in second.delta.added] == ["k1000"]
+    assert second.references[1000] is second.delta.added[0]
+    assert all(a is b for a, b in zip(first.references[:1000], second.references, strict=False))
+
+
+def test_a_keystroke_updates_the_entry_index_by_the_delta(tmp_path):
+    """A duplicate typed into a large library shows at once, and removing it clears it, with
+    the index updated from the parse's delta (no entry-by-entry comparison)."""
+    text = "".join(f"@article{{k{i}, title = {{Title {i}}}, doi = {{10.1000/{i}}}}}\n"
+                   for i in range(500))
+    ws = Workspace(Settings(), [tmp_path])
+    uri = (tmp_path / "x.bib").resolve().as_uri()
+    ws.open(uri, text)
+    assert not by_code(ws.local_problems(uri), "DUPLICATE_WORK")
+    [index] = ws.checks._indexes.values()
+    edited = text.replace("doi = {10.1000/7}", "doi = {10.1000/8}")
+    doc = ws.open(uri, edited)
+    assert doc.delta is not None and len(doc.delta.added) == 1
+    assert index._absorbed[uri] is doc  # taken in at the parse, by its delta
+    assert [p.key for p in by_code(ws.local_problems(uri), "DUPLICATE_WORK")] == ["k7", "k8"]
+    ws.open(uri, text)
+    assert not by_code(ws.local_problems(uri), "DUPLICATE_WORK")
 
 
 def test_placeholder_identifier_is_a_local_warning_on_its_field(tmp_path):

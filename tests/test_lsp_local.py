@@ -585,6 +585,28 @@ async def test_a_burst_of_edits_ends_in_the_final_state(fresh: LanguageClient):
     assert dangling[0].range.end.character - dangling[0].range.start.character == len(final)
 
 
+async def test_diagnostics_carry_the_version_they_were_computed_for(fresh: LanguageClient):
+    await start(fresh, CONFIG_CLIENTS[fresh.capabilities_name])
+    uri = uri_of("plain.md")
+
+    async def published(until: Callable[[types.PublishDiagnosticsParams], bool]
+                        ) -> types.PublishDiagnosticsParams:
+        while True:
+            params = await asyncio.wait_for(
+                fresh.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), TIMEOUT)
+            if params.uri == uri and until(params):
+                return params
+
+    text = open_document(fresh, "plain.md")
+    assert (await published(lambda _: True)).version == 1
+    pos = position(text, find(text, "lecun2015deep"), encoding_of(fresh))
+    edit(fresh, "plain.md", 7, types.Range(start=pos, end=pos), "ghost")
+    after = await published(lambda p: any(
+        d.code == "DANGLING_CITATION" and "ghostlecun2015deep" in d.message
+        for d in p.diagnostics))
+    assert after.version == 7
+
+
 # --- settings --------------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -146,6 +147,20 @@ class _Chunk:
     """Its biblatex ``@set`` entries: (key, member keys)."""
 
 
+class EntryDelta(NamedTuple):
+    """The entries an incremental parse replaced: every other entry of the parse it started
+    from is the same object in this one. Indexes over entries update by it instead of
+    comparing the whole library."""
+
+    base: int
+    """The ``version`` of the parse it starts from."""
+    gone: tuple[Reference, ...]
+    added: tuple[Reference, ...]
+
+
+_VERSIONS = itertools.count(1)
+
+
 @dataclass(eq=False)
 class BibtexBibliography(Bibliography):
     """A parsed ``.bib`` file, with its macros and what the next parse of it can reuse."""
@@ -160,6 +175,12 @@ class BibtexBibliography(Bibliography):
     """Macro names it used that nothing defined."""
     chunks: list[_Chunk] | None = field(default=None, repr=False)
     """For the next parse of this document; None once a re-parse has used it."""
+    version: int = field(default_factory=lambda: next(_VERSIONS))
+    """Which parse this is (unique in the process)."""
+    delta: EntryDelta | None = None
+    """What changed since the parse it was made from, when only the entries the edit
+    touched were built again (None after a full parse, or when macros or crossref parents
+    changed entries elsewhere)."""
 
 
 def parse_bibtex(
@@ -181,10 +202,14 @@ def parse_bibtex(
     bib = BibtexBibliography(uri=uri, text=text, source_format="bibtex", incoming=incoming)
     state = _Macros(incoming)
     old = previous.chunks if previous is not None and previous.uri == uri else None
+    delta: EntryDelta | None = None
     with paused_gc():
         if old:
             previous.chunks = None
-            chunks = _reparse(uri, previous.text, old, text, state, previous.incoming != incoming)
+            chunks, replaced = _reparse(uri, previous.text, old, text, state,
+                                        previous.incoming != incoming)
+            if replaced is not None:
+                delta = EntryDelta(previous.version, *replaced)
         else:
             chunks = []
             for chunk in _Reader(text).chunks(0):  # each settled while its text is in cache
@@ -205,7 +230,10 @@ def parse_bibtex(
             if chunk.undefined:
                 undefined |= chunk.undefined
         if any(c.crossrefs for c in chunks):
-            bib.references = _link_crossrefs(chunks, references)
+            linked = _link_crossrefs(chunks, references)
+            if linked is not references:
+                bib.references, delta = linked, None
+    bib.delta = delta
     bib.macros = state.defined
     if not references:
         bib.other_types = tuple(dict.fromkeys(b.entry_type or b.kind for c in chunks
@@ -218,11 +246,13 @@ def parse_bibtex(
 
 def _reparse(
     uri: str, old: str, chunks: list[_Chunk], text: str, macros: _Macros, resettle: bool
-) -> list[_Chunk]:
+) -> tuple[list[_Chunk], tuple[tuple[Reference, ...], tuple[Reference, ...]] | None]:
     """The chunks of ``text`` given those of ``old``: the chunks whose reading ended before
     the first changed character are kept; from there chunks are read again (reusing any
     whose text is unchanged) until a chunk boundary lands on the start of an old chunk after
-    the last changed character, from which on the old chunks are kept, moved."""
+    the last changed character, from which on the old chunks are kept, moved. Also the
+    references replaced and those built instead, when the entries outside the chunks read
+    again are the same objects (their macros did not change)."""
     same_start = _common_prefix(old, text)
     same_end = len(old) - _common_suffix(old, text, min(len(old), len(text)) - same_start)
     delta = len(text) - len(old)
@@ -235,6 +265,8 @@ def _reparse(
             _define_strings(chunk, macros)
     after = bisect.bisect_left(chunks, same_end, lo=first + 1, key=_chunk_start)
     pool: dict[str, list[_Chunk]] = {}
+    replaced = [r for chunk in chunks[first:after] for r in chunk.references]
+    pooled = after
     for chunk in chunks[first:after]:
         start = chunk.base.offset
         pool.setdefault(old[start : start + chunk.head], []).append(chunk)
@@ -266,7 +298,13 @@ def _reparse(
             _settle(uri, chunk, macros)
         elif chunk.strings:
             _define_strings(chunk, macros)
-    return [*before, *middle, *kept]
+    if resettle or strings_changed:
+        return [*before, *middle, *kept], None
+    replaced += [r for chunk in chunks[pooled:landed] for r in chunk.references]
+    built = [r for chunk in middle for r in chunk.references]
+    old_ids, new_ids = set(map(id, replaced)), set(map(id, built))
+    return [*before, *middle, *kept], (tuple(r for r in replaced if id(r) not in new_ids),
+                                       tuple(r for r in built if id(r) not in old_ids))
 
 
 def _first_touched(chunks: list[_Chunk], same_start: int) -> int:

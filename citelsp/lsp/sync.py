@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
+from citelsp.lsp.convert import offset_at
 from citelsp.spans import LineIndex
 
 
@@ -47,29 +48,3 @@ class OpenTexts:
                 text = change.text
         self._texts[uri] = text
         return text
-
-
-def offset_at(index: LineIndex, position: types.Position, encoding: str) -> int:
-    """The code-point offset of a client position, clamped to its line (a line past the end
-    is the end of the text)."""
-    if position.line >= index.line_count:
-        return len(index.text)
-    start = index.line_start(position.line)
-    line = index.line_text(position.line)
-    return start + code_points(line, max(position.character, 0), encoding)
-
-
-def code_points(line: str, units: int, encoding: str) -> int:
-    """How many code points of ``line`` the first ``units`` client units cover."""
-    if encoding == types.PositionEncodingKind.Utf32 or line.isascii():
-        return min(units, len(line))
-    width = 1 if encoding == types.PositionEncodingKind.Utf16 else 0
-    counted = 0
-    for i, ch in enumerate(line):
-        if counted >= units:
-            return i
-        if width:
-            counted += 2 if ord(ch) > 0xFFFF else 1
-        else:
-            counted += len(ch.encode("utf-8"))
-    return len(line)

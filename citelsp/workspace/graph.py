@@ -4,7 +4,8 @@ citations a reference has, and which manuscripts use a bibliography.
 A manuscript's bibliographies come from its front matter or ``\\bibliography{}``, else the
 ``citelsp.bibliography`` setting, else every bibliography in the workspace; they
 are worked out when the manuscript changes (``update``), which is also when unopened
-bibliography files are read, so queries never touch the disk. Citations resolve by key, else
+bibliography files are read; the files a workspace-wide query reaches are read by
+``read_workspace`` before it. Queries never touch the disk. Citations resolve by key, else
 (ref markers) through the slug map. The reverse maps (bibliography → manuscripts, key →
 citations of a manuscript) are kept per document and replaced when that document changes.
 """
@@ -56,7 +57,11 @@ class CitationGraph:
         self._by_key: dict[str, tuple[Manuscript, dict[str, list[Citation]]]] = {}
         self._bibs: dict[str, tuple[int, list[Bibliography]]] = {}
         self._resolved: dict[str, tuple[Manuscript, int, list[tuple[Citation, Resolved]]]] = {}
-        self._slug_map: dict[str, str] | None = None
+        self._slug_map = self._load_slug_map()
+        """Read with the settings (``reset``), never from inside a query."""
+        self._workspace: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        """The manuscript and bibliography files under the workspace roots that
+        ``read_workspace`` read last."""
         self._named: dict[str, list[tuple[str, str | None]]] = {}
         """Manuscript URI → the bibliography paths it names as written, each with its URI
         (None when the path cannot name a file at all)."""
@@ -95,7 +100,7 @@ class CitationGraph:
     def reset(self) -> None:
         """Settings or the files on disk changed: work every manuscript's bibliographies out
         again."""
-        self._slug_map = None
+        self._slug_map = self._load_slug_map()
         self._projects.clear()
         for uri in list(self._uses):
             doc = self.corpus.load(uri)
@@ -231,10 +236,8 @@ class CitationGraph:
         memo = self._bibs.get(manuscript.uri)
         if memo is not None and memo[0] == self.corpus.generation:
             return memo[1]
-        if manuscript.uri not in self._uses:
-            self._link(manuscript)
         found = [manuscript.inline] if manuscript.inline is not None else []
-        for uri in self._uses[manuscript.uri]:
+        for uri in self._uses.get(manuscript.uri, ()):  # linked by ``update``: no disk here
             if uri != manuscript.uri and isinstance(b := self.corpus.get(uri), Bibliography):
                 found.append(b)
             elif uri != manuscript.uri and isinstance(b, Manuscript) and b.inline is not None:
@@ -245,8 +248,6 @@ class CitationGraph:
     def unreadable_bibliographies(self, manuscript: Manuscript) -> list[tuple[str, str]]:
         """The bibliographies ``manuscript`` names that cannot be used, as written, each
         with why."""
-        if manuscript.uri not in self._uses:
-            self._link(manuscript)
         found = []
         for written, uri in self._named.get(manuscript.uri, []):
             if uri is None:
@@ -435,23 +436,31 @@ class CitationGraph:
 
     # -- the whole workspace (navigation, rename, decisions) -------------------------------
 
-    def all_manuscripts(self) -> list[Manuscript]:
-        """Open manuscripts plus every manuscript file under the workspace roots (read from
-        disk), so that find-references and rename reach files the editor has not opened."""
-        found = []
+    def read_workspace(self) -> None:
+        """Read (when changed) and link every manuscript and bibliography file under the
+        workspace roots, so that find-references and rename reach files the editor has not
+        opened. Called before such a query takes its snapshot, never from inside it."""
+        manuscripts = []
         for uri in self.corpus.scanned(MANUSCRIPT_SUFFIXES):
             doc = self.corpus.load(uri)
             if isinstance(doc, Manuscript):
                 if doc.uri not in self._uses:
                     self._link(doc)
-                found.append(doc)
-        return found
+                manuscripts.append(uri)
+        bibliographies = [uri for uri in self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
+                          if isinstance(self.corpus.load(uri), Bibliography)]
+        self._workspace = (tuple(manuscripts), tuple(bibliographies))
+
+    def all_manuscripts(self) -> list[Manuscript]:
+        """The manuscripts ``read_workspace`` found, as the corpus holds them now."""
+        return [m for uri in self._workspace[0]
+                if isinstance(m := self.corpus.get(uri), Manuscript)]
 
     def all_bibliographies(self) -> list[Bibliography]:
-        """Every bibliography of the workspace and of its manuscripts."""
+        """Every bibliography of the workspace and of its manuscripts (``read_workspace``)."""
         seen: dict[str, Bibliography] = {}
-        for uri in self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES):
-            if isinstance(b := self.corpus.load(uri), Bibliography):
+        for uri in self._workspace[1]:
+            if isinstance(b := self.corpus.get(uri), Bibliography):
                 seen.setdefault(b.uri, b)
         for m in self.all_manuscripts():
             for b in self.bibliographies(m):
@@ -471,8 +480,6 @@ class CitationGraph:
     # -- slug map --------------------------------------------------------------------------
 
     def slug_map(self) -> dict[str, str]:
-        if self._slug_map is None:
-            self._slug_map = self._load_slug_map()
         return self._slug_map
 
     def _load_slug_map(self) -> dict[str, str]:

@@ -37,10 +37,10 @@ from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.verdict.judge import Judgements, judge
 from citelsp.verdict.placement import shown
 from citelsp.verdict.reasons import PRIORITY_ORDER, severity_priority
+from citelsp.workspace.checks import LocalChecks, how_to_name_a_bibliography
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
 from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
-from citelsp.workspace.local_checks import LocalChecks, how_to_name_a_bibliography
 from citelsp.workspace.problems import decided_problems
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
@@ -195,6 +195,7 @@ class Workspace:
         doc = self.corpus.update(uri, text, language=language)
         if doc is not None:
             self.graph.update(doc)
+            self.checks.parsed(doc)
         return doc
 
     def close(self, uri: str) -> None:
@@ -305,7 +306,7 @@ class Workspace:
                  if shown(severity_priority(p.severity), minimum)]
         try:
             with paused_gc():  # tens of thousands of small, acyclic objects
-                for ref, citations in self._shown_on(doc):
+                for ref, citations in self._shown_on(doc) if self.verifier.results else ():
                     found += self._placed(ref, citations, uri, minimum)
         except Exception as exc:  # the local findings still show
             log.exception("verification findings failed on %s", uri)
@@ -422,6 +423,7 @@ class Workspace:
         if named:
             return [r for b in named if isinstance(b, Bibliography)
                     for r in self.graph.key_index(b).get(key, ())]
+        self.graph.read_workspace()
         return self.graph.entries(key)
 
     def reverify(self, keys: set[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Hover cards: what every source said about a reference, and what it means.
+"""Hover cards: each reference under the cursor, what every source said about it, and what
+it means (``workspace.hover`` finds them; the language server sends the text).
 
 Every string from a document or an API goes through the ``Markup`` writer; links are built
 only from allowlisted https URLs, so data can never smuggle a link, image, HTML or command
@@ -10,14 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from citelsp import links
+from citelsp.documents.model import Reference
 from citelsp.documents.text import normalize_title
-from citelsp.lsp.markup import Markup
+from citelsp.reports.markup import Markup
 from citelsp.resolution.budget import card_line as budget_card_line
 from citelsp.resolution.budget import waits_for
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.resolution.resolve import LABELS
 from citelsp.verdict.checklist import conflict_text
 from citelsp.verdict.reasons import REASONS
+from citelsp.workspace.hover import Hover
 from citelsp.workspace.snapshot import ReferenceResult
 
 VERDICT_WORDS = {
@@ -31,6 +34,48 @@ STATUS_WORDS = {
     "unreachable": "⚠ unreachable",
     "skipped": "– skipped",
 }
+
+
+def hover_text(hover: Hover, m: Markup) -> str:
+    """Each reference the cursor names (two under a duplicated key), with its card; or
+    that a citation's key is in no bibliography."""
+    if not hover.entries:
+        return f"{m.bold(m.text(hover.key))}: not in any bibliography of this manuscript"
+    parts = []
+    for entry in hover.entries:
+        text = format_reference(entry.reference, m)
+        if entry.result is not None:
+            text += m.rule + verification_card(entry.result, m)
+        elif entry.pending:
+            text += m.rule + pending_card(m)
+        parts.append(text)
+    return m.rule.join(parts)
+
+
+def format_reference(ref: Reference, m: Markup) -> str:
+    """One entry: authors, year, title, venue, identifiers."""
+    work = ref.work
+    names = ", ".join(m.text(p.display()) for p in work.authors[:8])
+    if len(work.authors) > 8 or work.has_et_al:
+        names += ", et al."
+    kind = "\\bibitem, read from its text" if work.formatted else ref.entry_type
+    parts = [f"{m.bold(m.text(ref.key))} · {m.text(kind)}", ""]
+    line = names or m.italic("authors not read" if work.formatted else "no authors")
+    if work.year:
+        line += f" ({work.year})"
+    parts.append(line + ".")
+    parts.append(m.italic(m.text(work.title)) + "." if work.title else m.italic(
+        "title not told apart" if work.formatted else "no title"))
+    venue = ", ".join(m.text(v) for v in (work.venue, work.volume and f"vol. {work.volume}",
+                                           work.issue and f"no. {work.issue}",
+                                           work.pages and f"pp. {work.pages}") if v)
+    if venue:
+        parts.append(venue + ".")
+    for name in ("doi", "DOI", "eprint", "url", "URL"):
+        value = ref.value(name)
+        if value:
+            parts.append(f"{name}: {m.code(value)}")
+    return m.line_break.join(parts)
 
 
 def pending_card(m: Markup) -> str:

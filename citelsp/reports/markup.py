@@ -1,4 +1,5 @@
-"""Hover text in the markup the client asked for: Markdown, or plain text.
+"""Hover text in the markup the client asked for: Markdown, or plain text (``lsp.convert``
+reads which from the client's capabilities).
 
 Every string that came from a document or an API goes through ``text`` (Markdown-inert, no
 stray escapes, or printable plain text); links are written only for allowlisted https URLs,
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsprotocol import types
-
 from citelsp import links
 from citelsp.reports.safe import markdown_text, printable
 
@@ -18,17 +17,6 @@ from citelsp.reports.safe import markdown_text, printable
 @dataclass(frozen=True)
 class Markup:
     markdown: bool = True
-
-    @classmethod
-    def for_client(cls, capabilities: types.ClientCapabilities) -> Markup:
-        """Markdown unless the client prefers plain text for hovers."""
-        hover = capabilities.text_document and capabilities.text_document.hover
-        formats = (hover and hover.content_format) or [types.MarkupKind.Markdown]
-        return cls(markdown=formats[0] == types.MarkupKind.Markdown)
-
-    @property
-    def kind(self) -> types.MarkupKind:
-        return types.MarkupKind.Markdown if self.markdown else types.MarkupKind.PlainText
 
     @property
     def line_break(self) -> str:

@@ -1,68 +1,98 @@
-"""Code actions: open the DOI or arXiv page, search the title, apply verified metadata, add a
-DOI, record a human decision, re-verify.
+"""Fixes (code actions): open the DOI or arXiv page, search the title, apply verified
+metadata, add a DOI, correct a mistyped key, create a missing entry, record a human
+decision, re-verify.
 
-Edits are WorkspaceEdits the user sees before they apply; nothing is written silently.
+Edits are shown to the writer before they apply; nothing is written silently. Commands are
+run by the language server (``lsp.commands``) when the writer picks them.
 """
 
 from __future__ import annotations
 
 import json
-
-from lsprotocol import types
+from dataclasses import dataclass
 
 from citelsp import links
 from citelsp.documents import bibtex_writer as bib
 from citelsp.documents.bibtex_blocks import is_unicode_space, space_name
-from citelsp.documents.model import PRINTED, Field, Problem, Reference
+from citelsp.documents.model import PRINTED, Field, Manuscript, Problem, Reference
+from citelsp.documents.parse import Document
 from citelsp.resolution.identifiers import normalize_arxiv, normalize_doi
 from citelsp.resolution.outcome import Record
-from citelsp.spans import Span
+from citelsp.spans import Edit, Span
 from citelsp.verdict.placement import field_of
 from citelsp.workspace.entries import csl_names
+from citelsp.workspace.navigation import similar_keys
 from citelsp.workspace.snapshot import ReferenceResult
+from citelsp.workspace.view import View
 
 OPEN_URL = "citelsp.openUrl"
 DECIDE = "citelsp.decide"
 REVERIFY = "citelsp.reverify"
-CLEAR_CACHE = "citelsp.clearCache"
-SHOW_CHECKLIST = "citelsp.showChecklist"
-EXPORT_REPORT = "citelsp.exportReport"
 CREATE_ENTRY = "citelsp.createEntry"
-COMMANDS = [OPEN_URL, DECIDE, REVERIFY, CLEAR_CACHE, SHOW_CHECKLIST, EXPORT_REPORT,
-            CREATE_ENTRY]
 
 FIXABLE = ("title", "year", "author", "venue", "volume", "issue")
 """Fields whose verified value can replace the cited one (pages need a human)."""
 
-Edit = tuple[str, Span, str]
-"""(uri, span to replace, new text)."""
 
 
-def _command(title: str, name: str, *args) -> types.Command:
-    """A command-only action is sent as a bare Command (LSP allows ``(Command | CodeAction)[]``),
-    which every client reads the same way."""
-    return types.Command(title=title, command=name, arguments=list(args))
+@dataclass(frozen=True)
+class Fix:
+    """One action the writer can pick: edits to apply, or a command to run."""
+
+    title: str
+    edits: tuple[Edit, ...] = ()
+    command: str | None = None
+    arguments: tuple[str, ...] = ()
 
 
-def link_actions(ref: Reference, result: ReferenceResult | None) -> list[types.Command]:
+def fixes(view: View, doc: Document, offset: int, *, client_prompts: bool = False
+          ) -> list[Fix]:
+    """Every action at ``offset``, each title once (a key defined twice must not list every
+    action twice). ``client_prompts``: the client's plugin asks the writer for a DOI or arXiv
+    id a command leaves out."""
+    found = [Fix(title, tuple(edits)) for title, edits in space_actions(
+        doc.uri, view.local_problems(doc.uri), doc.text, offset)]
+    refs = view.references_at(doc, offset)
+    for ref in refs:
+        result = view.result(ref)
+        source = view.document(ref.uri)
+        if result is not None and source is not None:
+            found += [Fix(title, tuple(edits))
+                      for title, edits in edit_actions(ref, result, source.text)]
+        found += link_actions(ref, result)
+        found += decision_actions(ref, view.decision_identity(ref))
+    citation = view.citation_at(doc, offset)
+    if isinstance(doc, Manuscript) and citation is not None and not citation.wildcard \
+            and not refs:
+        found += [Fix(f"Did you mean '{key}'?", (Edit(doc.uri, citation.span, key),))
+                  for key in similar_keys(view, doc, citation.key)]
+        found += create_entry_actions(doc.uri, citation.key, client_prompts)
+    return distinct(found)
+
+
+def _command(title: str, name: str, *args: str) -> Fix:
+    return Fix(title, command=name, arguments=args)
+
+
+def link_actions(ref: Reference, result: ReferenceResult | None) -> list[Fix]:
     ids = result.resolution.ids if result is not None else None
-    actions = []
+    found = []
     if ids is not None and ids.doi is not None:
-        actions.append(_command(f"Open DOI {ids.doi.shown} for a human check", OPEN_URL,
+        found.append(_command(f"Open DOI {ids.doi.shown} for a human check", OPEN_URL,
                                 links.doi_url(ids.doi.shown)))
     if ids is not None and ids.arxiv is not None:
-        actions.append(_command(f"Open arXiv {ids.arxiv.value} for a human check", OPEN_URL,
+        found.append(_command(f"Open arXiv {ids.arxiv.value} for a human check", OPEN_URL,
                                 links.arxiv_url(ids.arxiv.value)))
     title = ref.work.title
     if title:
-        actions.append(_command("Search Crossref for this title", OPEN_URL,
+        found.append(_command("Search Crossref for this title", OPEN_URL,
                                 links.title_search_url("crossref", title)))
-        actions.append(_command("Search Google Scholar for this title", OPEN_URL,
+        found.append(_command("Search Google Scholar for this title", OPEN_URL,
                                 links.title_search_url("google_scholar", title)))
-    return actions
+    return found
 
 
-def create_entry_actions(uri: str, key: str, client_prompts: bool) -> list[types.Command]:
+def create_entry_actions(uri: str, key: str, client_prompts: bool) -> list[Fix]:
     """Create the missing entry from a DOI or arXiv id: the key itself when it is one,
     else the one the client's plugin asks the writer for (only offered where it can)."""
     if normalize_doi(key) is not None or normalize_arxiv(key) is not None:
@@ -84,12 +114,12 @@ def space_actions(uri: str, problems: list[Problem], text: str, offset: int
         if p.code == "MALFORMED_ENTRY" and end == start + 1 and start <= offset <= end \
                 and is_unicode_space(text[start:end]):
             found.append((f"Replace {space_name(text[start])} with a plain space",
-                          [(uri, p.span, " ")]))
+                          [Edit(uri, p.span, " ")]))
     return found
 
 
-def distinct(found: list[types.CodeAction | types.Command]) -> list:
-    """One action per title: a key defined twice must not list every action twice."""
+def distinct(found: list[Fix]) -> list[Fix]:
+    """One action per title."""
     seen: set[str] = set()
     out = []
     for action in found:
@@ -99,7 +129,7 @@ def distinct(found: list[types.CodeAction | types.Command]) -> list:
     return out
 
 
-def decision_actions(ref: Reference, identity: str) -> list[types.Command]:
+def decision_actions(ref: Reference, identity: str) -> list[Fix]:
     return [
         _command(f"Mark '{ref.key}' as checked by a human: verified", DECIDE,
                  ref.key, identity, "verified", ""),
@@ -115,7 +145,7 @@ UNCONFIRMED = "VENUE_UNCONFIRMED"
 
 def edit_actions(ref: Reference, result: ReferenceResult, text: str
                  ) -> list[tuple[str, list[Edit]]]:
-    """(title, edits) for metadata fixes; the caller turns them into WorkspaceEdits."""
+    """(title, edits) for metadata fixes."""
     if ref.source_format == "csl-yaml" or ref.source_format in PRINTED:  # fixed by hand
         return []
     judgement = result.judgement
@@ -182,14 +212,14 @@ def _replace(ref: Reference, field: Field, value, text: str) -> Edit:
     if ref.source_format == "csl-json":
         quoted = start > 0 and text[start - 1] == '"'
         if quoted and isinstance(value, str):
-            return (ref.uri, field.span, json.dumps(value, ensure_ascii=False)[1:-1])
-        return (ref.uri, field.span, json.dumps(value, ensure_ascii=False))
+            return Edit(ref.uri, field.span, json.dumps(value, ensure_ascii=False)[1:-1])
+        return Edit(ref.uri, field.span, json.dumps(value, ensure_ascii=False))
     before, after = text[start - 1:start], text[end:end + 1]
     if before == "{" and after == "}":
-        return (ref.uri, field.span, value)
+        return Edit(ref.uri, field.span, value)
     if before == '"' and after == '"':  # a " in the value would end a quoted one
-        return (ref.uri, Span(start - 1, end + 1), "{" + value + "}")
-    return (ref.uri, field.span, "{" + value + "}")
+        return Edit(ref.uri, Span(start - 1, end + 1), "{" + value + "}")
+    return Edit(ref.uri, field.span, "{" + value + "}")
 
 
 def _doi_edit(ref: Reference, field: Field, doi: str, text: str) -> Edit | None:
@@ -209,8 +239,8 @@ def _insert_field(ref: Reference, name: str, value: str, text: str) -> Edit | No
     if ref.source_format == "csl-json":
         if end < len(text) and text[end] == '"':
             end += 1
-        return (ref.uri, Span(end, end), f', "{name.upper()}": ' + json.dumps(value))
+        return Edit(ref.uri, Span(end, end), f', "{name.upper()}": ' + json.dumps(value))
     written = bib.verbatim_value(value)
     if written is None:
         return None
-    return (ref.uri, Span(end, end), f",\n  {name} = {{{written}}}")
+    return Edit(ref.uri, Span(end, end), f",\n  {name} = {{{written}}}")

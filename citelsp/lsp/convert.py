@@ -1,0 +1,211 @@
+"""The one place that converts between citelsp and the protocol: code-point spans ↔ the
+client's positions (UTF-16 unless negotiated), problems → diagnostics, edits → workspace
+edits, and each feature's answer (``citelsp.workspace``) → its LSP type."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable
+
+import cattrs
+from lsprotocol import types
+from pygls.protocol import default_converter
+
+from citelsp.documents.model import Location, Problem
+from citelsp.reports.markup import Markup
+from citelsp.spans import Edit, LineIndex, Span
+from citelsp.verdict.reasons import doc_url
+from citelsp.workspace.completion import Completion
+from citelsp.workspace.fixes import Fix
+from citelsp.workspace.symbols import Symbol
+
+# -- positions ----------------------------------------------------------------------------
+
+
+class LineIndexes:
+    """One LineIndex per open document text, rebuilt only when the text object changes and
+    dropped when the document closes."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[str, tuple[str, LineIndex]] = {}
+
+    def of(self, uri: str, text: str) -> LineIndex:
+        cached = self._indexes.get(uri)
+        if cached is not None and cached[0] is text:
+            return cached[1]
+        index = LineIndex(text)
+        self._indexes[uri] = (text, index)
+        return index
+
+    def forget(self, uri: str) -> None:
+        self._indexes.pop(uri, None)
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf32 or text.isascii():
+        return len(text)
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    return len(text.encode("utf-16-le")) // 2
+
+
+def lsp_position(index: LineIndex, offset: int, encoding: str) -> types.Position:
+    line, column = index.position(offset)
+    start = index.line_start(line)
+    return types.Position(line=line, character=_units(index.text[start:start + column], encoding))
+
+
+def lsp_range(index: LineIndex, span: Span, encoding: str) -> types.Range:
+    return types.Range(
+        start=lsp_position(index, span.start, encoding),
+        end=lsp_position(index, span.end, encoding),
+    )
+
+
+def offset_of(index: LineIndex, position: types.Position, encoding: str) -> int:
+    """The code-point offset of a request's position (a line past the end is the last)."""
+    line = min(position.line, index.line_count - 1)
+    return offset_at(index, types.Position(line=line, character=position.character), encoding)
+
+
+def offset_at(index: LineIndex, position: types.Position, encoding: str) -> int:
+    """The code-point offset of a client position, clamped to its line (a line past the end
+    is the end of the text)."""
+    if position.line >= index.line_count:
+        return len(index.text)
+    start = index.line_start(position.line)
+    line = index.line_text(position.line)
+    return start + code_points(line, max(position.character, 0), encoding)
+
+
+def code_points(line: str, units: int, encoding: str) -> int:
+    """How many code points of ``line`` the first ``units`` client units cover."""
+    if encoding == types.PositionEncodingKind.Utf32 or line.isascii():
+        return min(units, len(line))
+    width = 1 if encoding == types.PositionEncodingKind.Utf16 else 0
+    counted = 0
+    for i, ch in enumerate(line):
+        if counted >= units:
+            return i
+        if width:
+            counted += 2 if ord(ch) > 0xFFFF else 1
+        else:
+            counted += len(ch.encode("utf-8"))
+    return len(line)
+
+
+# -- diagnostics --------------------------------------------------------------------------
+
+RangeFor = Callable[[str, Span], types.Range | None]
+"""(uri, span) → range in that document, or None when the document cannot be read."""
+
+_TAGS = {"ORPHAN_REFERENCE": [types.DiagnosticTag.Unnecessary]}
+
+
+def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -> types.Diagnostic:
+    related = []
+    for loc in problem.related:
+        other = range_for(loc.uri, loc.span)
+        if other is not None:
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri=loc.uri, range=other),
+                message=loc.label or (f"also '{problem.key}'" if problem.key else "related"),
+            ))
+    return types.Diagnostic(
+        range=range_,
+        message=problem.message,
+        severity=types.DiagnosticSeverity(int(problem.severity)),
+        code=problem.code,
+        code_description=types.CodeDescription(href=doc_url(problem.code)),
+        source="citelsp",
+        related_information=related or None,
+        tags=_TAGS.get(problem.code),
+    )
+
+
+def converter_with_reused_diagnostics() -> cattrs.Converter:
+    """pygls's converter, remembering the JSON form of each Diagnostic object.
+
+    The server re-sends unchanged diagnostics as the same objects (a library edit re-sends
+    thousands of orphan hints); serializing them again dominated the cost of a re-publish.
+    """
+    converter = default_converter()
+    plain = converter.get_unstructure_hook(types.Diagnostic)
+    memo: dict[int, tuple[weakref.ref, dict]] = {}
+
+    def unstructure(diagnostic: types.Diagnostic) -> dict:
+        key = id(diagnostic)
+        hit = memo.get(key)
+        if hit is not None and hit[0]() is diagnostic:
+            return hit[1]
+        value = plain(diagnostic)
+        memo[key] = (weakref.ref(diagnostic, lambda _ref: memo.pop(key, None)), value)
+        return value
+
+    converter.register_unstructure_hook(types.Diagnostic, unstructure)
+    return converter
+
+
+# -- feature answers ----------------------------------------------------------------------
+
+
+def markup_for(capabilities: types.ClientCapabilities) -> Markup:
+    """Markdown unless the client prefers plain text for hovers."""
+    hover = capabilities.text_document and capabilities.text_document.hover
+    formats = (hover and hover.content_format) or [types.MarkupKind.Markdown]
+    return Markup(markdown=formats[0] == types.MarkupKind.Markdown)
+
+
+def lsp_hover(text: str, m: Markup, range_: types.Range | None) -> types.Hover:
+    kind = types.MarkupKind.Markdown if m.markdown else types.MarkupKind.PlainText
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=range_)
+
+
+def lsp_completion_list(found: Iterable[Completion]) -> types.CompletionList:
+    return types.CompletionList(is_incomplete=False, items=[types.CompletionItem(
+        label=c.key, kind=types.CompletionItemKind.Reference, detail=c.detail,
+        documentation=c.title, filter_text=c.filter_text, insert_text=c.key) for c in found])
+
+
+_SYMBOL_KINDS = {"entry": types.SymbolKind.Class, "field": types.SymbolKind.Field}
+
+
+def lsp_symbols(symbols: Iterable[Symbol], range_of: Callable[[Span], types.Range]
+                ) -> list[types.DocumentSymbol]:
+    return [types.DocumentSymbol(
+        name=s.name, detail=s.detail, kind=_SYMBOL_KINDS[s.kind], range=range_of(s.span),
+        selection_range=range_of(s.selection),
+        children=lsp_symbols(s.children, range_of) if s.kind == "entry" else None,
+    ) for s in symbols]
+
+
+def lsp_locations(found: Iterable[Location], range_for: RangeFor) -> list[types.Location]:
+    out = []
+    for loc in found:
+        range_ = range_for(loc.uri, loc.span)
+        if range_ is not None:
+            out.append(types.Location(uri=loc.uri, range=range_))
+    return out
+
+
+def lsp_workspace_edit(edits: Iterable[Edit], range_for: RangeFor) -> types.WorkspaceEdit:
+    changes: dict[str, list[types.TextEdit]] = {}
+    for uri, span, new_text in edits:
+        range_ = range_for(uri, span)
+        if range_ is not None:
+            changes.setdefault(uri, []).append(types.TextEdit(range=range_, new_text=new_text))
+    return types.WorkspaceEdit(changes=changes)
+
+
+def lsp_code_actions(fixes: Iterable[Fix], range_for: RangeFor,
+                     diagnostics: list[types.Diagnostic] | None
+                     ) -> list[types.CodeAction | types.Command]:
+    """Edits as quick fixes for the client's ``diagnostics``; a command alone as a bare
+    Command (LSP allows ``(Command | CodeAction)[]``), which every client reads the same
+    way."""
+    return [types.CodeAction(title=f.title, kind=types.CodeActionKind.QuickFix,
+                             edit=lsp_workspace_edit(f.edits, range_for),
+                             diagnostics=diagnostics)
+            if f.command is None else
+            types.Command(title=f.title, command=f.command, arguments=list(f.arguments))
+            for f in fixes]

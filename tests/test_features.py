@@ -1,0 +1,395 @@
+"""Every editor feature asked in process, on a view of a workspace built from a multi-file
+fixture (``tests/fixture.py``): hover, completion, fixes, definition, references, rename,
+symbols and the diagnostics' content. The pytest-lsp suites (``test_lsp_*.py``) keep the
+wire behaviour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from citelsp.config import Settings
+from citelsp.lsp.convert import LineIndexes, lsp_diagnostic, lsp_range
+from citelsp.reports.cards import hover_text
+from citelsp.reports.markup import Markup
+from citelsp.resolution.outcome import Outcome
+from citelsp.verdict.reasons import doc_url
+from citelsp.workspace import completion, fixes, hover, navigation, symbols
+from tests.fixture import Fixture, parse
+
+LIBRARY = """\
+%! refs.bib
+@article{vaswani2017,
+  title = {Attention Is All You Need},
+  author = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki},
+  year = {2017},
+  doi = {10.5555/attention.1},
+}
+
+@book{knuth1984,
+  title = {The {\\TeX}book},
+  author = {Knuth, Donald E.},
+  year = {1984},
+}
+"""
+
+
+def fixture(tmp_path: Path, spec: str, **settings) -> Fixture:
+    return parse(spec, tmp_path, Settings.from_options(settings) if settings else None)
+
+
+# --- hover -----------------------------------------------------------------------------------
+
+
+def test_hover_on_a_citation_names_its_entry_and_the_citation_is_the_range(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+注意力 🙂 [@vas$0wani2017, p. 4]
+        ^^^^^^^^^^^
+""")
+    found = hover.hover(*fx.at())
+    assert found is not None and found.key == "vaswani2017"
+    assert [("paper.md", fx.text_at(fx.uris["paper.md"], found.span))] == fx.expected
+    (entry,) = found.entries
+    assert entry.reference.key == "vaswani2017" and entry.result is None and not entry.pending
+    text = hover_text(found, Markup())
+    assert text.startswith("**vaswani2017** · article")
+    assert "*Attention Is All You Need*." in text and "Vaswani" in text
+    assert "`10.5555/attention.1`" in text
+
+
+def test_hover_on_an_entry_shows_it_and_its_key_is_the_range(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@book{knuth1984,
+      ^^^^^^^^^
+  title = {The {\\TeX}b$0ook},
+}
+""")
+    found = hover.hover(*fx.at())
+    assert found is not None and [e.reference.key for e in found.entries] == ["knuth1984"]
+    assert [("refs.bib", fx.text_at(fx.uris["refs.bib"], found.span))] == fx.expected
+    assert "*The TeXbook*." in hover_text(found, Markup())
+
+
+def test_hover_on_a_dangling_citation_says_so_in_plain_text_too(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+See [@gh$0ost2020].
+""")
+    found = hover.hover(*fx.at())
+    assert found is not None and found.entries == ()
+    assert hover_text(found, Markup()) == \
+        "**ghost2020**: not in any bibliography of this manuscript"
+    assert hover_text(found, Markup(markdown=False)) == \
+        "ghost2020: not in any bibliography of this manuscript"
+
+
+def test_hover_lists_both_entries_of_a_duplicated_key(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{twice, title = {First}}
+@misc{twice, title = {Second}}
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@tw$0ice]
+""")
+    found = hover.hover(*fx.at())
+    assert found is not None and len(found.entries) == 2
+    text = hover_text(found, Markup())
+    assert "*First*." in text and "*Second*." in text and "\n\n---\n\n" in text
+
+
+def test_hover_shows_the_verdict_verification_left(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@vaswani2017$0]
+""")
+    fx.resolve("vaswani2017", Outcome("crossref", "unmatched", "id", "DOI does not exist",
+                                      reason="DOI_REFUTED", refutes_identifier=True))
+    found = hover.hover(*fx.at())
+    assert found is not None and found.entries[0].result is not None
+    text = hover_text(found, Markup())
+    assert "**Verification:** refuted" in text and "DOI_REFUTED" in text
+    assert "| Crossref | ✘ not matched | id | DOI does not exist |" in text
+
+
+def test_no_hover_on_nocite_star_or_between_citations(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.tex
+\\bibliography{refs}
+\\nocite{*$0}
+""")
+    assert hover.hover(*fx.at()) is None
+    view, doc, _ = fx.at()
+    assert hover.hover(view, doc, 0) is None
+
+
+# --- completion ------------------------------------------------------------------------------
+
+
+def test_completion_after_at_offers_the_keys_with_authors_and_year(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+As [@va$0
+""")
+    (found,) = completion.completions(*fx.at())
+    assert found == completion.Completion(
+        "vaswani2017", "Vaswani et al. (2017)", "Attention Is All You Need",
+        "vaswani2017 Attention Is All You Need")
+
+
+@pytest.mark.parametrize("line", [
+    "\\citep[see][p.~4]{$0", "\\cite{knuth1984, $0", "\\volcite{2}{$0"])
+def test_completion_in_latex_citation_commands(tmp_path, line):
+    fx = fixture(tmp_path, LIBRARY + f"""\
+%! paper.tex
+\\bibliography{{refs}}
+{line}
+""")
+    found = completion.completions(*fx.at())
+    assert found is not None and {c.key for c in found} == {"vaswani2017", "knuth1984"}
+
+
+def test_no_completion_outside_a_key_position_or_in_a_bibliography(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+mail me at someone@exa$0mple.org
+""")
+    assert completion.completions(*fx.at()) is None
+    view, _, _ = fx.at()
+    assert completion.completions(view, fx.doc("refs.bib"), 10) is None
+
+
+# --- fixes -----------------------------------------------------------------------------------
+
+
+def test_a_mistyped_key_is_corrected_and_a_doi_key_offers_an_entry(tmp_path):
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@vaswani2071$0] and [@10.1145/3442188.3445922]
+""")
+    found = fixes.fixes(*fx.at())
+    (meant,) = [f for f in found if f.title.startswith("Did you mean")]
+    assert meant.title == "Did you mean 'vaswani2017'?"
+    assert "[@vaswani2017] and" in fx.applied(meant.edits, "paper.md")
+    assert not any(f.command == fixes.CREATE_ENTRY for f in found)
+    view, doc, _ = fx.at()
+    by_doi = fixes.fixes(view, doc, doc.text.index("10.1145"))
+    assert [(f.command, f.arguments) for f in by_doi if f.command == fixes.CREATE_ENTRY] == [
+        (fixes.CREATE_ENTRY, (fx.uris["paper.md"], "10.1145/3442188.3445922",
+                              "10.1145/3442188.3445922"))]
+    prompted = fixes.fixes(*fx.at(), client_prompts=True)
+    assert (fixes.CREATE_ENTRY, (fx.uris["paper.md"], "vaswani2071")) in [
+        (f.command, f.arguments) for f in prompted]
+
+
+def test_a_verified_entry_offers_its_doi_page_and_the_human_decisions_once(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@article{a, title = {T}, doi = {10.5555/a.1}}
+@article{a, title = {T}, doi = {10.5555/a.1}}
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@a$0]
+""")
+    fx.resolve("a", Outcome("crossref", "matched", "id", "found"))
+    found = fixes.fixes(*fx.at())
+    titles = [f.title for f in found]
+    assert len(titles) == len(set(titles)), "a key defined twice lists each action once"
+    assert fixes.Fix("Open DOI 10.5555/a.1 for a human check", command=fixes.OPEN_URL,
+                     arguments=("https://doi.org/10.5555/a.1",)) in found
+    decide = [f for f in found if f.command == fixes.DECIDE]
+    assert [f.arguments[2] for f in decide] == ["verified", "rejected"]
+    assert all(f.arguments[:2] == ("a", fx.view.decision_identity(
+        fx.view.references_at(fx.doc(), fx.cursor[1])[0])) for f in decide)
+
+
+def test_a_unicode_space_between_fields_is_replaced_by_a_plain_one(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{a, title = {T},\u00a0$0year = {2020}}
+""")
+    (fix,) = [f for f in fixes.fixes(*fx.at()) if f.edits]
+    assert fix.title.startswith("Replace") and fix.title.endswith("with a plain space")
+    assert fx.applied(fix.edits, "refs.bib") == "@misc{a, title = {T}, year = {2020}}\n"
+
+
+# --- definition, references, rename ----------------------------------------------------------
+
+
+def test_definition_from_a_citation_reaches_the_entry_in_another_file(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{knuth1984, title = {T}}
+      ^^^^^^^^^
+%! paper.tex
+\\bibliography{refs}
+\\cite{vaswani2017,knu$0th1984}
+""")
+    assert fx.places(navigation.definitions(*fx.at())) == fx.expected
+
+
+def test_references_from_an_entry_reach_an_unopened_manuscript(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{knuth$01984, title = {T}}
+      ^^^^^^^^^
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@knuth1984; @other]
+  ^^^^^^^^^
+%! chapter.tex (closed)
+\\bibliography{refs}
+\\cite{knuth1984}
+      ^^^^^^^^^
+""")
+    fx.workspace.graph.read_workspace()  # what the server does before the query
+    found = navigation.references_at(*fx.at(), include_declaration=True)
+    assert fx.places(found) == sorted(fx.expected)
+    without = navigation.references_at(*fx.at(), include_declaration=False)
+    assert ("refs.bib", "knuth1984") not in fx.places(without)
+
+
+def test_rename_edits_every_place_and_refuses_an_invalid_key(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{knuth1984, title = {T}}
+@misc{part, crossref = {knuth1984}}
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@knu$0th1984]
+%! chapter.tex (closed)
+\\bibliography{refs}
+\\cite{knuth1984}
+""")
+    fx.workspace.graph.read_workspace()
+    edits = navigation.rename(*fx.at(), "knuth84")
+    assert edits is not None
+    assert fx.applied(edits, "refs.bib") == \
+        "@misc{knuth84, title = {T}}\n@misc{part, crossref = {knuth84}}\n"
+    assert "[@knuth84]" in fx.applied(edits, "paper.md")
+    assert {e.uri for e in edits} == set(fx.uris.values())
+    with pytest.raises(ValueError, match="not a valid citation key"):
+        navigation.rename(*fx.at(), "two words")
+
+
+# --- symbols ---------------------------------------------------------------------------------
+
+
+def test_symbols_outline_entries_and_their_fields(tmp_path):
+    fx = fixture(tmp_path, LIBRARY)
+    found = symbols.symbols(fx.doc("refs.bib"))
+    assert [(s.name, s.detail) for s in found] == [
+        ("vaswani2017", "@article Attention Is All You Need"),
+        ("knuth1984", "@book The {\\TeX}book")]
+    assert [f.name for f in found[0].children] == ["title", "author", "year", "doi"]
+    text = fx.doc("refs.bib").text
+    year = found[1].children[2]
+    assert (text[year.selection.start:year.selection.end],
+            text[year.span.start:year.span.end]) == ("year", "year = {1984")
+
+
+def test_a_manuscripts_front_matter_references_are_its_symbols(tmp_path):
+    fx = fixture(tmp_path, """\
+%! paper.md
+---
+references:
+- id: inline2020
+  type: book
+  title: Inline
+---
+[@inline2020]
+""")
+    assert [s.name for s in symbols.symbols(fx.doc("paper.md"))] == ["inline2020"]
+
+
+# --- diagnostics -----------------------------------------------------------------------------
+
+
+def test_diagnostics_place_each_finding_in_the_clients_columns(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{a, title = {T}}
+@misc{a, title = {U}}
+%! paper.md
+---
+bibliography: refs.bib
+---
+注意力 🙂 [@ghost] [@a]
+""")
+    uri = fx.uris["paper.md"]
+    (dangling,) = [p for p in fx.workspace.problems(uri) if p.code == "DANGLING_CITATION"]
+    lines = LineIndexes()
+
+    def range_for(u, span):
+        return lsp_range(lines.of(u, fx.doc(fx.name_of(u)).text), span, "utf-16")
+
+    diagnostic = lsp_diagnostic(dangling, range_for(uri, dangling.span), range_for)
+    assert (diagnostic.range.start.line, diagnostic.range.start.character,
+            diagnostic.range.end.character) == (3, 9, 14)  # 🙂 is two UTF-16 units
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.code == "DANGLING_CITATION" and diagnostic.source == "citelsp"
+    assert diagnostic.code_description.href == doc_url("DANGLING_CITATION")
+    bib = fx.uris["refs.bib"]
+    (first, _) = [p for p in fx.workspace.problems(bib) if p.code == "DUPLICATE_KEY"]
+    related = lsp_diagnostic(first, range_for(bib, first.span), range_for).related_information
+    assert related and related[0].location.uri == bib
+
+
+# --- a query never reads the disk ------------------------------------------------------------
+
+
+def test_queries_read_no_file(tmp_path, monkeypatch):
+    """Hover on a slug-mapped marker, definition and references, with every disk read made
+    to fail: the slug map and the bibliographies were read on the notifications."""
+    (tmp_path / "slugs.json").write_text('{"attention-paper": "vaswani2017"}')
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+attention<!--ref:attention-pa$0per--><!--anchor:page:4-->
+""", slugMap="slugs.json")
+    fx.workspace.graph.read_workspace()
+
+    def no_disk(*args, **kwargs):
+        raise AssertionError("a query read the disk")
+
+    monkeypatch.setattr("citelsp.workspace.corpus.read_bytes", no_disk)
+    monkeypatch.setattr("citelsp.workspace.graph.read_document", no_disk)
+    monkeypatch.setattr(Path, "stat", no_disk)
+    monkeypatch.setattr(Path, "exists", no_disk)
+    found = hover.hover(*fx.at())
+    assert found is not None and [e.reference.key for e in found.entries] == ["vaswani2017"]
+    assert fx.places(navigation.definitions(*fx.at())) == [("refs.bib", "vaswani2017")]
+    assert navigation.references_at(*fx.at(), include_declaration=True)
+    assert fixes.fixes(*fx.at())
