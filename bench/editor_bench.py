@@ -368,6 +368,20 @@ def open_documents(client: LanguageClient, paths: Sequence[tuple[Path, str]]) ->
     return started
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU seconds a process has used so far (Linux ``/proc``): on a shared
+    host the wall time of a phase grows with the others' load, its CPU time much less."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pid(client: LanguageClient) -> int | None:
+    return client._server.pid if client._server is not None else None
+
+
 def peak_rss_mib(client: LanguageClient) -> float | None:
     """The server process's VmHWM (peak resident set) in MiB."""
     server = client._server
@@ -508,6 +522,8 @@ class Reopen:
     """Citations whose hover shows a verdict (not "being checked") once that set showed."""
     upper_bound: bool
     """Every verdict was clean, so ``seconds`` is when a hover sweep had confirmed them all."""
+    cpu_s: float | None
+    """Server CPU seconds from didOpen until the first run's final set showed."""
     requests: int
     peak_rss: float | None
     publications: int
@@ -572,16 +588,18 @@ async def cached_reopen(root: Path, env: dict[str, str], docs: Sequence[tuple[Pa
     client = await start_client(root, env, recorder, _profile(args, "reopen"))
     try:
         before = index.requests()
+        cpu_before = cpu_seconds(server_pid(client))
         opened = open_documents(client, docs)
-        shown = None
+        shown = cpu = None
 
         async def until_final() -> None:
-            nonlocal shown
+            nonlocal shown, cpu
             while True:
                 recorder.changed.clear()
                 if all(u in recorder.latest and recorder.current(u) == s
                        for u, s in first.final.items()):
                     shown = recorder.published[-1][0]
+                    cpu = cpu_seconds(server_pid(client))
                     return
                 await recorder.changed.wait()
 
@@ -600,6 +618,7 @@ async def cached_reopen(root: Path, env: dict[str, str], docs: Sequence[tuple[Pa
             same_messages=same,
             cards=cards,
             upper_bound=not first.has_verification,
+            cpu_s=cpu - cpu_before if cpu is not None and cpu_before is not None else None,
             requests=index.requests() - before,
             peak_rss=peak_rss_mib(client),
             publications=sum(1 for t, *_ in recorder.published if t >= opened),

@@ -17,6 +17,7 @@ from pylatexenc import latex2text
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
 from pylatexenc.latexwalker import get_default_latex_context_db
 from pylatexenc.macrospec import LatexContextDb
+from rapidfuzz.distance import LCSseq
 
 _LATEX_TRIGGERS = frozenset("\\{}~$")
 _BRACES = re.compile(r"[{}]")
@@ -286,19 +287,9 @@ def _ratio(a: str, b: str, floor: float) -> float:
 
 
 def lcs_length(a: str, b: str) -> int:
-    """Length of a longest common subsequence, bit-parallel over ``b`` (Allison–Dix):
-    one pass over ``a`` with a few integer operations per character."""
-    masks: dict[str, int] = {}
-    for i, c in enumerate(b):
-        masks[c] = masks.get(c, 0) | 1 << i
-    full = (1 << len(b)) - 1
-    row = full
-    for c in a:
-        m = masks.get(c)
-        if m:
-            u = row & m
-            row = ((row + u) | (row - u)) & full
-    return len(b) - row.bit_count()
+    """Length of a longest common subsequence (rapidfuzz's bit-parallel LCS, in C: the
+    pure-Python one took a tenth of a cached reopen, scoring near matches)."""
+    return int(LCSseq.similarity(a, b))
 
 
 def is_generic_title(s: str) -> bool:

@@ -94,7 +94,9 @@ class Record:
             values = {k: v for k, v in values.items() if k in _RECORD_DEFAULTS or k == "source"}
         for name in _RECORD_TUPLES:
             values[name] = tuple(values[name] or ())
-        values["authors"] = tuple([_person(**p) for p in values["authors"] or ()])
+        values["authors"] = tuple([_person(p["family"], p["given"], p["literal"])
+                                   if len(p) == 3 and "literal" in p and "given" in p
+                                   else _person(**p) for p in values["authors"] or ()])
         values["retractions"] = tuple([Retraction(**r) for r in values["retractions"] or ()])
         record = object.__new__(cls)
         record.__dict__.update(values)
@@ -107,10 +109,11 @@ _RECORD_TUPLES = ("titles", "short_titles", "years", "venue_aliases", "issns")
 
 
 @lru_cache(maxsize=65536)
-def _person(**fields: str | bool) -> Person:
+def _person(family: str, given: str = "", literal: bool = False) -> Person:
     """One shared (immutable) Person per name: the records of one work from several sources,
-    and the candidates of many title searches, name the same people over and over."""
-    return Person(**fields)
+    and the candidates of many title searches, name the same people over and over. Called
+    positionally where it can be (a keyword call's cache key costs a dict and a sort)."""
+    return Person(family, given, literal)
 
 
 @dataclass(frozen=True)
