@@ -186,6 +186,11 @@ OPTIONS: tuple[Option, ...] = (
            "A PostgreSQL database (`postgresql://user@host/db`) holding the lookup cache "
            "instead of the cache folder, shared by every process and machine of a team.",
            scope="machine", env="CITELSP_CACHE_URL"),
+    Option("citelsp.pacingUrl", ("string", "null"), None,
+           "A Redis URL (`redis://host:6379/0`) where every citelsp process keeps one pace per "
+           "service and one daily budget, so that many processes together stay within each "
+           "service's limits. Empty: each process paces itself.",
+           scope="machine", env="CITELSP_PACING_URL"),
     *_resolver_options(),
 )
 """Every client setting the server reads, with the default it falls back to."""
@@ -224,6 +229,8 @@ class Settings:
     index: tuple[Path, ...] = ()
     """Local index files (``citelsp index build``), asked before any service."""
     index_stale_days: int = DEFAULTS["indexStaleDays"]
+    pacing_url: str | None = None
+    """Redis shared by every process for pacing and daily budgets (``redis_pacing``)."""
     endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
     timeout_s: float = 30.0
     max_body_bytes: int = 2 * 1024 * 1024
@@ -295,6 +302,7 @@ class Settings:
             index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
             index_stale_days=numbers.whole("citelsp.indexStaleDays", opts.get("indexStaleDays"),
                                            DEFAULTS["indexStaleDays"], MAX_DAYS, low=1),
+            pacing_url=_secret(opts, env, "pacingUrl", "CITELSP_PACING_URL"),
             endpoints=endpoints,
             refused=tuple(numbers.refused),
         )

@@ -20,8 +20,10 @@ Anything else unrouted answers 404 with a body that names the request, and is ke
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
+import math
 import socket
 import sys
 import threading
@@ -138,6 +140,13 @@ class ApiServer:
         self.unmatched: list[Seen] = []
         self.delay = 0.0
         """Seconds every answer waits (a slow server for timing tests)."""
+        self.rate_limit: tuple[int, float] | None = None
+        """At most this many requests per window of seconds, counted over every endpoint
+        (the server is one origin); more are answered 429 (``limit``)."""
+        self.refused: list[Seen] = []
+        """The requests answered 429 for the rate limit."""
+        self.retry_after: float | None = None
+        self._arrivals: collections.deque[float] = collections.deque()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
@@ -290,6 +299,30 @@ class ApiServer:
     ) -> Route:
         return self.add(endpoint, "GET", path, status=status, headers={"Location": location})
 
+    def limit(self, requests: int, window_s: float, *, retry_after: float | None = None
+              ) -> ApiServer:
+        """Answer 429 beyond ``requests`` per ``window_s`` seconds (a sliding window over the
+        arrivals admitted), as the real services do per origin; the 429 carries
+        ``Retry-After``: ``retry_after`` when given, else the seconds until a request would
+        be admitted (rounded up)."""
+        self.rate_limit, self.retry_after = (requests, window_s), retry_after
+        return self
+
+    def _admit(self, seen: Seen) -> float | None:
+        """None when ``seen`` is within the rate limit; else the ``Retry-After`` it gets."""
+        if self.rate_limit is None:
+            return None
+        requests, window = self.rate_limit
+        with self._lock:
+            while self._arrivals and self._arrivals[0] <= seen.at - window:
+                self._arrivals.popleft()
+            if len(self._arrivals) >= requests:
+                self.refused.append(seen)
+                wait = self._arrivals[0] + window - seen.at
+                return self.retry_after if self.retry_after is not None else wait
+            self._arrivals.append(seen.at)
+        return None
+
     def count(self, endpoint: str | None = None, path_contains: str | None = None) -> int:
         """Requests received, optionally for one endpoint and a path (encoded or decoded) part."""
         with self._lock:
@@ -441,6 +474,11 @@ class _Handler(BaseHTTPRequestHandler):
             body,
             time.monotonic(),
         )
+        if (retry_after := api._admit(seen)) is not None:
+            body = b'{"message": "rate limit exceeded"}'
+            self._write(429, "application/json", {"Retry-After": str(math.ceil(retry_after))},
+                        body, len(body))
+            return
         route = api._route(seen)
         api._wait(api.delay)
         try:

@@ -3,6 +3,7 @@ by processes through the cache directory, reset each day, and reported once as w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 from types import SimpleNamespace
@@ -61,36 +62,41 @@ def test_the_published_allowances():
         .openalex_daily_budget_usd is None, "an infinite amount is no setting"
 
 
-def test_searches_stop_at_the_budget_lookups_never_and_the_next_day_resets(tmp_path):
+async def test_searches_stop_at_the_budget_lookups_never_and_the_next_day_resets(tmp_path):
     clock = Clock()
     budget = DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock)
-    granted = [budget.charge("openalex", "search") is None for _ in range(12)]
+    granted = [await budget.charge("openalex", "search") is None for _ in range(12)]
     assert granted == [True] * 10 + [False] * 2
-    refused = budget.charge("openalex", "search")
+    refused = await budget.charge("openalex", "search")
     assert refused is not None and refused.startswith(SPENT)
     assert "without an API key" in refused
-    assert budget.charge("openalex", "single") is None, "single records are free"
-    assert budget.charge("crossref", "search") is None, "Crossref is not metered"
-    assert budget.charge("openalex", "list") is not None, "the searches spent the lists' share"
-    assert budget.spent_today("openalex") == 10_000
+    assert await budget.charge("openalex", "single") is None, "single records are free"
+    assert await budget.charge("crossref", "search") is None, "Crossref is not metered"
+    assert await budget.charge("openalex", "list") is not None, \
+        "the searches spent the lists' share"
+    assert await budget.spent_today("openalex") == 10_000
     again = DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock)
-    assert again.charge("openalex", "search") is not None, "the count is kept beside the cache"
+    assert await again.charge("openalex", "search") is not None, \
+        "the count is kept beside the cache"
     clock.now += DAY
-    assert again.charge("openalex", "search") is None, "a new day, a new budget"
+    assert await again.charge("openalex", "search") is None, "a new day, a new budget"
 
 
-def test_exhausted_by_the_service_means_spent_for_the_day(tmp_path):
+async def test_exhausted_by_the_service_means_spent_for_the_day(tmp_path):
     clock = Clock()
     budget = DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock)
-    budget.exhaust("openalex")
-    assert budget.charge("openalex", "list") is not None
-    assert DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
+    await budget.exhaust("openalex")
+    assert await budget.charge("openalex", "list") is not None
+    assert await DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
         .charge("openalex", "list") is not None
 
 
 def _spend(directory: str, tries: int, results) -> None:
     budget = DailyBudget(__import__("pathlib").Path(directory), {"openalex": KEYLESS})
-    results.put(sum(budget.charge("openalex", "list") is None for _ in range(tries)))
+    async def spend() -> int:
+        return sum([await budget.charge("openalex", "list") is None for _ in range(tries)])
+
+    results.put(asyncio.run(spend()))
 
 
 def test_two_processes_share_one_budget(tmp_path):
@@ -206,7 +212,7 @@ async def test_openalex_saying_nothing_is_left_spends_the_day(tmp_path):
     assert not hasattr(first, "reason") and sent == ["a", None]
     assert second.reason.startswith(SPENT)
     assert not hasattr(free, "reason"), "single records stay free"
-    assert DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
+    assert await DailyBudget(tmp_path, {"openalex": KEYLESS}, clock=clock) \
         .charge("openalex", "list") is not None
 
 

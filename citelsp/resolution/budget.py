@@ -17,6 +17,7 @@ still refuses what it will not pay for, which is reported unreachable too).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import sqlite3
@@ -83,9 +84,11 @@ class DailyBudget:
         """``budget.db``, opened at the first metered request: nothing is written to the
         cache directory of a run that spends nothing."""
 
-    def charge(self, endpoint: str, kind: str) -> str | None:
+    async def charge(self, endpoint: str, kind: str) -> str | None:
         """Take the price of one ``kind`` request to ``endpoint`` from today's budget: None
-        when it is paid for (or free, or unmetered), else why not (``SPENT``)."""
+        when it is paid for (or free, or unmetered), else why not (``SPENT``). The file's
+        transaction runs in a worker thread: another process holding the lock must not stall
+        the event loop."""
         allowance = self._budgets.get(endpoint)
         cost = allowance.costs.get(kind, 0) if allowance is not None else 0
         if allowance is None or cost == 0:
@@ -94,7 +97,8 @@ class DailyBudget:
         self._opened()
         if self._path is not None:
             try:
-                if self._charged_on_disk(day, endpoint, cost, allowance.micro_usd):
+                if await asyncio.to_thread(self._charged_on_disk, day, endpoint, cost,
+                                           allowance.micro_usd):
                     return None
                 return self._spent(endpoint, kind, allowance)
             except sqlite3.Error as exc:
@@ -106,7 +110,7 @@ class DailyBudget:
         self._memory[(day, endpoint)] = spent + cost
         return None
 
-    def exhaust(self, endpoint: str) -> None:
+    async def exhaust(self, endpoint: str) -> None:
         """The service says today's budget is gone (its usage header): spend the rest, so
         that neither this process nor another asks again today."""
         allowance = self._budgets.get(endpoint)
@@ -117,15 +121,12 @@ class DailyBudget:
         self._opened()
         if self._path is not None:
             try:
-                with closing(self._connect()) as con, con:
-                    con.execute("INSERT INTO spent (day, endpoint, micro_usd) VALUES (?, ?, ?) "
-                                "ON CONFLICT (day, endpoint) DO UPDATE SET micro_usd = "
-                                "MAX(micro_usd, excluded.micro_usd)",
-                                (day, endpoint, allowance.micro_usd))
+                await asyncio.to_thread(self._exhausted_on_disk, day, endpoint,
+                                        allowance.micro_usd)
             except sqlite3.Error as exc:
                 log.warning("budget file %s unusable (%s)", self._path, exc)
 
-    def spent_today(self, endpoint: str) -> int:
+    async def spent_today(self, endpoint: str) -> int:
         """Millionths of a dollar spent at ``endpoint`` today (tests, diagnostics)."""
         day = self._day()
         self._opened()
@@ -141,6 +142,12 @@ class DailyBudget:
         naming a time zone, so UTC is an assumption; if its day turns at another hour, its
         own refusals (unreachable) and usage headers (``exhaust``) still hold."""
         return datetime.fromtimestamp(self._clock(), UTC).date().isoformat()
+
+    def _exhausted_on_disk(self, day: str, endpoint: str, micro_usd: int) -> None:
+        with closing(self._connect()) as con, con:
+            con.execute("INSERT INTO spent (day, endpoint, micro_usd) VALUES (?, ?, ?) "
+                        "ON CONFLICT (day, endpoint) DO UPDATE SET micro_usd = "
+                        "MAX(micro_usd, excluded.micro_usd)", (day, endpoint, micro_usd))
 
     def _charged_on_disk(self, day: str, endpoint: str, cost: int, limit: int) -> bool:
         with closing(self._connect()) as con:

@@ -32,6 +32,7 @@ from citelsp.resolution.identity import reference_identity
 from citelsp.resolution.lookups import Lookups
 from citelsp.resolution.outcome import Found, Record, Unreachable
 from citelsp.resolution.pacing import RANK
+from citelsp.resolution.redis_pacing import SharedPacing
 from citelsp.resolution.resolve import resolve_reference
 from citelsp.resolution.sources import Sources
 
@@ -64,15 +65,23 @@ class Engine:
     def __init__(self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None,
                  use_cache: bool | None = None,
                  arxiv_recheck_delay: float = ARXIV_RECHECK_DELAY_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 notice: Callable[[str], None] | None = None) -> None:
         """``arxiv_recheck_delay`` exists so tests need not wait arXiv's 3 s between misses;
-        ``clock`` (wall time) says which day's budget requests are charged to."""
+        ``clock`` (wall time) says which day's budget requests are charged to; ``notice``
+        tells the writer once what the engine cannot do as asked (shared pacing gone)."""
         self.settings = settings
         use = settings.use_cache if use_cache is None else use_cache
-        self.budget = DailyBudget(settings.cache_dir if use else None, allowances(settings),
-                                  clock=clock)
+        directory, budgets = settings.cache_dir if use else None, allowances(settings)
+        self.shared = SharedPacing.open(settings, directory, budgets, clock=clock,
+                                        notice=notice or log.warning) \
+            if settings.pacing_url else None
+        """Pacing and budgets shared by every process through Redis (``citelsp.pacingUrl``)."""
+        self.budget = self.shared.budget if self.shared is not None \
+            else DailyBudget(directory, budgets, clock=clock)
         """The day's budgets, kept beside the cache (``--no-cache``: in this process)."""
-        self.http = HttpClient(settings, transport=transport, budget=self.budget)
+        self.http = HttpClient(settings, transport=transport, budget=self.budget,
+                               pacer=self.shared.pacer if self.shared is not None else None)
         self.sources = Sources.create(self.http, settings)
         self.lookups = Lookups(self.sources, self.http)
         self.memo = Memo()
@@ -242,6 +251,8 @@ class Engine:
         if self.index is not None:
             self.index.close()
         await self.http.aclose()
+        if self.shared is not None:
+            await self.shared.aclose()
         if self.cache is not None:
             self.cache.close()
 

@@ -333,7 +333,7 @@ class HttpClient:
         except httpx.InvalidURL:
             return Unreachable(f"invalid URL for {endpoint}")
         url = url.copy_merge_params(params or {})
-        if self._budget is not None and (spent := self._budget.charge(endpoint, call.kind)):
+        if self._budget is not None and (spent := await self._budget.charge(endpoint, call.kind)):
             return Unreachable(spent, kind="budget")
         for attempt in range(MAX_RETRIES + 1):
             result = await self._follow(method, url, endpoint, accept, headers, body, call)
@@ -398,7 +398,7 @@ class HttpClient:
                     result = await self._send(request, accept, hop_lane.name)
             if not isinstance(result, _Redirect):
                 if isinstance(result, HttpResponse) and origin == own:
-                    self._metered(endpoint, result.headers)
+                    await self._metered(endpoint, result.headers)
                 return result
             try:
                 url = url.join(result.location)
@@ -408,7 +408,7 @@ class HttpClient:
                 method, body = "GET", None
         return Unreachable(f"more than {MAX_REDIRECTS} redirects from {home}")
 
-    def _metered(self, endpoint: str, headers: Mapping[str, str]) -> None:
+    async def _metered(self, endpoint: str, headers: Mapping[str, str]) -> None:
         """A metered service that says nothing of the day's budget is left (OpenAlex's
         ``x-ratelimit-remaining-usd``, or ``x-ratelimit-remaining`` in credits as its earlier
         documentation had it) spends the rest of ours: no request today."""
@@ -420,7 +420,7 @@ class HttpClient:
             except ValueError:
                 continue
             if remaining <= 0:
-                self._budget.exhaust(endpoint)
+                await self._budget.exhaust(endpoint)
 
     def _departure(self, origin: Origin, lane: str) -> Callable[[str, dict], Awaitable[None]]:
         """httpcore's trace hook: the interval to the next request counts from the moment
@@ -428,7 +428,7 @@ class HttpClient:
         hold it back, and the service counts arrivals)."""
         async def trace(event: str, _info: dict) -> None:
             if event.endswith("send_request_headers.started"):
-                self._pacer.sent(origin, lane)
+                await self._pacer.departing(origin, lane)
         return trace
 
     async def _send(

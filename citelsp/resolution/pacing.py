@@ -82,6 +82,24 @@ Key = tuple[Origin, str]
 """An origin and one of its lanes (``terms.Lane``): the unit a pacing state spaces."""
 
 
+def intervals_for(settings: Settings) -> dict[Origin | Key, float]:
+    """Intervals keyed by each endpoint's origin and by its lanes (``terms.lanes``:
+    ``minIntervalMs`` times the lane's documented factor); endpoints sharing an origin get
+    the largest."""
+    intervals: dict[Origin | Key, float] = {}
+    identified = bool(settings.mailto)
+    for name, endpoint in settings.endpoints.items():
+        origin = origin_of(endpoint.base_url)
+        if not origin[1]:
+            continue
+        seconds = endpoint.min_interval_ms / 1000
+        intervals[origin] = max(seconds, intervals.get(origin, 0.0))
+        for lane_name, lane in terms.lanes(name, identified=identified).items():
+            key = (origin, lane_name)
+            intervals[key] = max(seconds * lane.factor, intervals.get(key, 0.0))
+    return intervals
+
+
 @dataclass
 class _State:
     """One lane's pacing: the next free slot and how far it is slowed down."""
@@ -134,21 +152,8 @@ class Pacer:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> Pacer:
-        """Intervals keyed by each endpoint's origin and by its lanes (``terms.lanes``:
-        ``minIntervalMs`` times the lane's documented factor); endpoints sharing an origin
-        get the largest."""
-        intervals: dict[Origin | Key, float] = {}
-        identified = bool(settings.mailto)
-        for name, endpoint in settings.endpoints.items():
-            origin = origin_of(endpoint.base_url)
-            if not origin[1]:
-                continue
-            seconds = endpoint.min_interval_ms / 1000
-            intervals[origin] = max(seconds, intervals.get(origin, 0.0))
-            for lane_name, lane in terms.lanes(name, identified=identified).items():
-                key = (origin, lane_name)
-                intervals[key] = max(seconds * lane.factor, intervals.get(key, 0.0))
-        return cls(intervals, margin=SAFETY_MARGIN, clock=clock, sleep=sleep)
+        """The documented intervals (``intervals_for``), widened by ``SAFETY_MARGIN``."""
+        return cls(intervals_for(settings), margin=SAFETY_MARGIN, clock=clock, sleep=sleep)
 
     def _state(self, origin: Origin, lane: str = terms.ALL) -> _State:
         key = (origin, lane)
@@ -203,6 +208,12 @@ class Pacer:
         and the service counts arrivals, so the next request must not look early)."""
         state = self._state(origin, lane)
         state.next_at = max(state.next_at, self._clock() + self._spacing(origin, lane))
+
+    async def departing(self, origin: Origin, lane: str = terms.ALL) -> None:
+        """The request granted a slot in ``origin``'s ``lane`` is about to leave (its headers
+        are written next): ``sent``. A pacer shared with other processes may hold it back
+        here for a fresh slot (``redis_pacing``)."""
+        self.sent(origin, lane)
 
     async def reserve(self, origin: Origin, lane: str = terms.ALL) -> None:
         """Take the lane's next slot as an urgent caller and mark it held (``RESERVED``) for

@@ -118,7 +118,7 @@ class Verifier:
         self._unreachable_streak = 0
         self._probe_delay = PROBE_FIRST_S
         self.offline = settings.offline
-        self.engine = Engine(settings) if settings.verify else None
+        self.engine = Engine(settings, notice=self._tell) if settings.verify else None
         if self.engine is not None:  # a task of its own: configuring does not wait for it
             self._preparing = asyncio.get_running_loop().create_task(self.engine.prepare())
             for note in self.engine.index_notes:
