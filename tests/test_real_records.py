@@ -663,3 +663,94 @@ async def test_semantic_scholar_papers_read_the_same_through_the_client(api_serv
     single = await sources.s2.by_doi(doi.upper())
     assert isinstance(single, Found) and single.records[0].source_id == paper["paperId"]
     assert api_server.count("semantic_scholar", "/paper/batch") == 1
+
+
+# --- Names and titles of real records, cited the way their authors' conventions write them ----
+
+
+def _crossref_record(name: str, doi: str) -> Record:
+    return crossref.parse_work(_crossref_item(name, doi))
+
+
+def _initials(given: str) -> str:
+    return " ".join(f"{word[0]}." for word in given.replace(".", " ").split())
+
+
+def test_russian_given_names_with_patronymics_are_cited_by_their_initials():
+    """Crossref gives ``Kirill Sergeevich`` ``Golokhvast`` (given name and patronymic); an
+    author writes ``Golokhvast, K. S.``, and in Cyrillic ``Латышева, А. Н.`` for
+    ``Александра Николаевна`` ``Латышева``."""
+    for name, doi in (("serrano__test_prefixes_filter_handler__737b9f31__492b98b610.json",
+                       "10.1016/j.bse.2019.01.007"),
+                      ("serrano__test_works_sample__0ffd7fcf__e65cca0018.json",
+                       "10.17323/727-0634-2017-15-4-660-668")):
+        record = _crossref_record(name, doi)
+        assert any(len(p.given.split()) == 2 for p in record.authors), doi
+        cited = tuple(Person(p.family, _initials(p.given)) for p in record.authors)
+        assert "author" not in _cited(record, authors=cited), doi
+        if len(cited) > 1:
+            assert _cited(record, authors=cited[:-1])["author"] == "METADATA_CONFLICT"
+
+
+def test_a_display_name_with_a_patronymic_in_the_middle_is_given_patronymic_family():
+    """OpenAlex's ``Svetlana Vladimirovna Kurisheva``: cited ``Kurisheva, S. V.``."""
+    body = json.loads((REAL / "openalex" / "peneira__works__9991d93a__4bb50c1342.json")
+                      .read_text())
+    work = next(w for w in body["results"] if w["id"].endswith("W4206064211"))
+    record = openalex.parse_work(work)
+    names = [a["author"]["display_name"] for a in work["authorships"]]
+    assert "Svetlana Vladimirovna Kurisheva" in names
+    cited = tuple(Person(p.family, _initials(p.given)) for p in record.authors)
+    assert "Kurisheva" in [p.family for p in cited]
+    assert "author" not in _cited(record, authors=cited)
+
+
+def test_a_spanish_author_is_cited_by_the_first_of_two_surnames():
+    """Crossref's ``Honorio Coronado``, ``Silva Espejo``, ``Mendoza Bautista`` and ``Parada
+    Gutierrez`` (10.1111/geb.12803), cited by their first surname as Spanish usage allows,
+    name the same people; another family name still conflicts."""
+    record = _crossref_record("serrano__test_works_sort__737b9f31__5e27c10a03.json",
+                              "10.1111/geb.12803")
+    double = {"Honorio Coronado", "Silva Espejo", "Mendoza Bautista", "Parada Gutierrez"}
+    assert double <= {p.family for p in record.authors}
+    cited = tuple(Person(p.family.split()[0] if p.family in double else p.family, p.given)
+                  for p in record.authors)
+    assert "author" not in _cited(record, authors=cited)
+    both = tuple(Person(p.family, p.given) for p in record.authors)
+    assert "author" not in _cited(record, authors=both)
+    wrong = tuple(Person("Coronel", p.given) if p.family == "Honorio" else p
+                  for p in cited)
+    assert _cited(record, authors=wrong)["author"] == "METADATA_CONFLICT"
+
+
+def test_a_display_name_with_two_surnames_is_cited_by_the_first():
+    """Semantic Scholar's ``Perla Itzel Alcántara Llanas`` reads as family ``Llanas``; a
+    citation ``Alcántara, P. I.`` (or ``Alcántara Llanas``) names her, ``Itzel`` does not."""
+    paper = next(p for p in S2_PAPERS if any(
+        a.get("name") == "Perla Itzel Alcántara Llanas" for a in p.get("authors") or []))
+    record = semantic_scholar.parse_paper(paper)
+    at = next(i for i, p in enumerate(record.authors) if p.family == "Llanas")
+    for family in ("Alcántara", "Alcántara Llanas", "Llanas"):
+        cited = tuple(Person(family, "P. I.") if i == at else p
+                      for i, p in enumerate(record.authors))
+        assert "author" not in _cited(record, authors=cited), family
+    cited = tuple(Person("Itzel", "P.") if i == at else p for i, p in enumerate(record.authors))
+    assert _cited(record, authors=cited)["author"] == "METADATA_CONFLICT"
+
+
+def test_escaped_and_inline_markup_in_real_titles_and_subtitles():
+    """SciELO deposits ``… a partir de &lt;i&gt;O Typhis&lt;/i&gt; de Frei Caneca`` (escaped
+    inline markup in a Crossref title); Wiley a subtitle with ``<scp>L</scp>`` in it. Each
+    reads as a reader sees it, and the title as cited matches it."""
+    record = crossref.parse_work(_api("crossref/10.1590_scielopreprints.15155.json")["message"])
+    assert record.title.endswith("a partir de O Typhis de Frei Caneca")
+    assert "title" not in _cited(record)
+    work = _crossref_item(
+        "serrano__test_works_filter_handler_different_filters__8bae1954__5ca2456e74.json",
+        "10.1002/kin.20537")
+    assert "<scp>" in work["subtitle"][0]
+    record = crossref.parse_work(work)
+    assert not any("<" in t for t in record.titles)
+    cited = ("Kinetics of the substitution reactions of some Pt(II) complexes with 5′-GMP and "
+             "L-histidine")
+    assert "title" not in _cited(record, title=cited)

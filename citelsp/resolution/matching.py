@@ -25,6 +25,7 @@ from citelsp.documents.text import (
     titles_equal,
 )
 from citelsp.resolution.outcome import FieldConflict, Record
+from citelsp.resolution.records import NAME_PARTICLES
 
 SIMILARITY_FLOOR = 0.70
 """SequenceMatcher ratio a non-exact title needs (seed 004 §1)."""
@@ -105,8 +106,11 @@ def _name_tokens(s: str) -> list[str]:
 def same_person(cited: Person, found: Person) -> bool:
     """Family names agree after folding. A display-name string (no given name, several
     tokens) carries its family name at the end, so one side's family tokens must end the
-    other's; a Han display name carries it at the start."""
-    return _same_family(cited.family, found.family)
+    other's; a Han display name carries it at the start. A two-surname family (Spanish
+    ``Honorio Coronado``) is cited by its first surname too, also when a display name put
+    that surname at the end of the given names (``Euridice N. Honorio`` ``Coronado``)."""
+    return _same_family(cited.family, found.family) or _first_surname(
+        cited.family, found.family, found.given)
 
 
 @lru_cache(maxsize=65536)
@@ -129,6 +133,20 @@ def _same_family(cited: str, found: str) -> bool:
         return True
     short, long_ = sorted((ta, tb), key=len)
     return long_[-len(short) :] == short
+
+
+@lru_cache(maxsize=65536)
+def _first_surname(cited: str, family: str, given: str) -> bool:
+    """``cited`` is the first of the record's surnames: the first words of its family name,
+    or the words just before it that a display name left at the end of its given names
+    (which then still hold a given name). Particles alone (``de``) name no one."""
+    tc = _name_tokens(cited)
+    if not tc or all(t in NAME_PARTICLES for t in tc) or not _latin(fold_name(cited)):
+        return False
+    tf, tg = _name_tokens(family), _name_tokens(given)
+    if len(tf) > len(tc) and tf[: len(tc)] == tc:
+        return True
+    return len(tg) > len(tc) and tg[-len(tc) :] == tc
 
 
 @lru_cache(maxsize=65536)

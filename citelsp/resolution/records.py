@@ -23,7 +23,7 @@ ARXIV_DOI_PREFIX = "10.48550/arxiv."
 _DOI_URL = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", re.IGNORECASE)
 _YEAR = re.compile(r"^([0-9]{4})(?![0-9])")
 _MAIN_TITLE = re.compile(r"\s*:\s+|\s*:$|\s+-\s+")
-_PARTICLES = frozenset(
+NAME_PARTICLES = frozenset(
     ("van", "von", "der", "den", "de", "del", "della", "da", "di", "du", "dos", "das", "le", "la")
     + ("ter", "ten", "bin", "al", "el", "st")
 )
@@ -321,7 +321,7 @@ def person_from_name(name: Any) -> Person | None:
     while len(tokens) > 1 and tokens[-1].lower().rstrip(",") in _SUFFIXES:
         tokens.pop()
     start = len(tokens) - 1
-    while start > 1 and tokens[start - 1].lower() in _PARTICLES:
+    while start > 1 and tokens[start - 1].lower() in NAME_PARTICLES:
         start -= 1
     return Person(family=" ".join(tokens[start:]), given=" ".join(tokens[:start]))
 
