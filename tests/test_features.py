@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from citelsp.config import Settings
-from citelsp.lsp.convert import LineIndexes, lsp_diagnostic, lsp_range
+from citelsp.lsp.convert import Diagnostics, LineIndexes, lsp_diagnostic, lsp_range
 from citelsp.reports.cards import hover_text
 from citelsp.reports.markup import Markup
 from citelsp.resolution.outcome import Outcome
@@ -302,6 +302,19 @@ bibliography: refs.bib
         navigation.rename(*fx.at(), "two words")
 
 
+def test_prepare_rename_names_the_key_under_the_cursor_and_a_crossref_value(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{knuth1984, title = {T}}
+@misc{part, crossref = { knu$0th1984 }}
+                         ^^^^^^^^^
+""")
+    view, doc, offset = fx.at()
+    span = navigation.key_span_at(doc, offset)
+    assert span is not None and [("refs.bib", doc.text[span.start:span.end])] == fx.expected
+    assert navigation.key_span_at(doc, doc.text.index("title")) is None
+
+
 # --- symbols ---------------------------------------------------------------------------------
 
 
@@ -363,6 +376,36 @@ bibliography: refs.bib
     (first, _) = [p for p in fx.workspace.problems(bib) if p.code == "DUPLICATE_KEY"]
     related = lsp_diagnostic(first, range_for(bib, first.span), range_for).related_information
     assert related and related[0].location.uri == bib
+
+
+def test_a_republication_reuses_the_diagnostics_of_unchanged_lines(tmp_path):
+    fx = fixture(tmp_path, """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@one]
+
+[@two]
+""")
+    uri = fx.uris["paper.md"]
+    converter, lines = Diagnostics(), LineIndexes()
+
+    def publish() -> list[types.Diagnostic]:
+        doc = fx.doc("paper.md")
+        index = lines.of(uri, doc.text)
+        return converter.convert(uri, fx.workspace.problems(uri), index, "utf-16",
+                                 lambda u, span: lsp_range(index, span, "utf-16"))
+
+    first = publish()
+    assert sorted(d.message for d in first if d.code == "DANGLING_CITATION") == [
+        "citation key 'one' is not in any bibliography of this manuscript",
+        "citation key 'two' is not in any bibliography of this manuscript"]
+    fx.workspace.open(uri, fx.doc("paper.md").text.replace("[@one]", "[@one1]"))
+    second = publish()
+    assert [d for d in second if "'two'" in d.message][0] is \
+        [d for d in first if "'two'" in d.message][0]
+    assert [d.message for d in second if "one1" in d.message]
 
 
 # --- a query never reads the disk ------------------------------------------------------------

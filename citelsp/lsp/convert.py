@@ -4,6 +4,7 @@ edits, and each feature's answer (``citelsp.workspace``) → its LSP type."""
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Callable, Iterable
 
@@ -18,6 +19,8 @@ from citelsp.verdict.reasons import doc_url
 from citelsp.workspace.completion import Completion
 from citelsp.workspace.fixes import Fix
 from citelsp.workspace.symbols import Symbol
+
+log = logging.getLogger(__name__)
 
 # -- positions ----------------------------------------------------------------------------
 
@@ -121,6 +124,43 @@ def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -
         related_information=related or None,
         tags=_TAGS.get(problem.code),
     )
+
+
+class Diagnostics:
+    """Each document's problems → its diagnostics, reusing the last publication's object when
+    a problem and its line did not change (an edit shifts offsets, not most lines: 8,000
+    hints stay cheap, and ``converter_with_reused_diagnostics`` serializes each once)."""
+
+    def __init__(self) -> None:
+        self._converted: dict[str, dict[tuple, types.Diagnostic]] = {}
+
+    def convert(self, uri: str, problems: Iterable[Problem], index: LineIndex, encoding: str,
+                range_for: RangeFor) -> list[types.Diagnostic]:
+        previous = self._converted.get(uri, {})
+        ascii_text = index.text.isascii()  # then columns are the same in every encoding
+        converted: dict[tuple, types.Diagnostic] = {}
+        diagnostics = []
+        for problem in problems:
+            try:
+                if problem.related:
+                    diagnostics.append(lsp_diagnostic(
+                        problem, lsp_range(index, problem.span, encoding), range_for))
+                    continue
+                line, column = index.position(problem.span.start)
+                key = (problem.code, problem.message, problem.severity, line, column,
+                       index.position(problem.span.end),
+                       None if ascii_text else index.line_text(line))
+                found = previous.get(key) or converted.get(key) or lsp_diagnostic(
+                    problem, lsp_range(index, problem.span, encoding), range_for)
+                converted[key] = found
+                diagnostics.append(found)
+            except Exception:  # one bad finding must not hide the others
+                log.exception("cannot convert %s", problem.code)
+        self._converted[uri] = converted
+        return diagnostics
+
+    def forget(self, uri: str) -> None:
+        self._converted.pop(uri, None)
 
 
 def converter_with_reused_diagnostics() -> cattrs.Converter:

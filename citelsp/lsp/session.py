@@ -12,13 +12,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
-from citelsp.documents.model import Problem
 from citelsp.documents.parse import Document
 from citelsp.files import OutsideWorkspace, write_inside
 from citelsp.lsp.convert import (
+    Diagnostics,
     LineIndexes,
     converter_with_reused_diagnostics,
-    lsp_diagnostic,
     lsp_range,
     lsp_workspace_edit,
     offset_at,
@@ -141,8 +140,8 @@ class CitelspServer(LanguageServer):
         self._publishing: asyncio.Task | None = None
         self._publish_again = False
         self._published: dict[str, tuple] = {}
-        self._converted: dict[str, dict[tuple, types.Diagnostic]] = {}
         """What each document was last published from; unchanged documents are skipped."""
+        self._diagnostics = Diagnostics()
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -196,39 +195,11 @@ class CitelspServer(LanguageServer):
         if self._published.get(uri) == signature:
             return  # nothing changed for this document: don't re-send thousands of hints
         self._published[uri] = signature
-        index = self.lines.of(uri, doc.text)
-        previous = self._converted.get(uri, {})
-        ascii_text = doc.text.isascii()  # then columns are the same in every encoding
-        converted: dict[tuple, types.Diagnostic] = {}
-        diagnostics = []
-        for problem in problems:
-            try:
-                diagnostics.append(self._diagnostic(problem, index, previous, converted,
-                                                    ascii_text))
-            except Exception:  # one bad finding must not hide the others
-                log.exception("cannot convert %s", problem.code)
-        self._converted[uri] = converted
+        diagnostics = self._diagnostics.convert(uri, problems, self.lines.of(uri, doc.text),
+                                                self.encoding, self.range_for)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
-
-    def _diagnostic(self, problem: Problem, index, previous: dict, converted: dict,
-                    ascii_text: bool) -> types.Diagnostic:
-        """Convert, reusing last publication's object when the problem and its line did not
-        change (an edit shifts offsets, not most lines: 8,000 hints stay cheap)."""
-        if problem.related:
-            return lsp_diagnostic(problem, lsp_range(index, problem.span, self.encoding),
-                                  self.range_for)
-        line, column = index.position(problem.span.start)
-        end = index.position(problem.span.end)
-        key = (problem.code, problem.message, problem.severity, line, column, end,
-               None if ascii_text else index.line_text(line))
-        found = previous.get(key) or converted.get(key)
-        if found is None:
-            found = lsp_diagnostic(problem, lsp_range(index, problem.span, self.encoding),
-                                   self.range_for)
-        converted[key] = found
-        return found
 
     def write_report(self, name: str, text: str) -> Path | None:
         """``.citelsp/NAME`` at the workspace root, written; None, with a warning to the
@@ -342,7 +313,7 @@ class CitelspServer(LanguageServer):
         self.ws.close(uri)
         self.lines.forget(uri)
         self._published.pop(uri, None)
-        self._converted.pop(uri, None)
+        self._diagnostics.forget(uri)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self.schedule_publish()

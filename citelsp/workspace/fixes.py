@@ -51,7 +51,7 @@ def fixes(view: View, doc: Document, offset: int, *, client_prompts: bool = Fals
     action twice). ``client_prompts``: the client's plugin asks the writer for a DOI or arXiv
     id a command leaves out."""
     found = [Fix(title, tuple(edits)) for title, edits in space_actions(
-        doc.uri, view.local_problems(doc.uri), doc.text, offset)]
+        doc.uri, doc.problems, doc.text, offset)]  # the parser's: no check runs here
     refs = view.references_at(doc, offset)
     for ref in refs:
         result = view.result(ref)

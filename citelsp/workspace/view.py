@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citelsp.documents.model import Bibliography, Citation, Manuscript, Problem, Reference
+from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
 from citelsp.documents.parse import Document
 from citelsp.workspace.graph import CitationGraph, Resolved, citation_at, reference_at
 from citelsp.workspace.snapshot import ReferenceResult
@@ -61,6 +61,3 @@ class View:
 
     def decision_identity(self, ref: Reference) -> str:
         return self._workspace.decision_identity(ref)
-
-    def local_problems(self, uri: str) -> list[Problem]:
-        return self._workspace.local_problems(uri)
