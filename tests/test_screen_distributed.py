@@ -3,7 +3,8 @@ real Redis (Dramatiq), workers in subprocesses against the loopback API server.
 
 Each distinct work is asked for once across all submissions; the report is the summary a
 one-process ``citelsp check --summary-csv`` writes; a worker killed with SIGKILL mid-batch
-loses nothing and duplicates nothing once a worker runs again.
+loses nothing and duplicates nothing once a worker runs again; nor does a PostgreSQL that
+stops mid-run and comes back.
 """
 
 from __future__ import annotations
@@ -219,3 +220,36 @@ def test_without_a_database_or_queue_it_says_what_to_give(tmp_path, args):
     finally:
         server.stop()
     assert done.returncode == 2 and "--db postgresql://" in done.stderr
+
+
+@pytest.mark.slow  # about 40 s: a job that failed waits Dramatiq's backoff (10 s or more)
+def test_postgresql_restarted_mid_run_loses_nothing(tmp_path, redis_url):
+    from tests.services import PostgresServer
+
+    folder = make_submissions(tmp_path)
+    expected, _asked, _per_doi = one_process(folder, tmp_path)
+    database = PostgresServer().start()
+    server = start_server()
+    for route in server.routes:
+        route.delay = 0.3
+    try:
+        db = database.url
+        assert screen(server, "submit", "submissions", db=db, queue=redis_url, cwd=tmp_path,
+                      cache_dir=tmp_path / "cache").returncode == 0
+        worker = start_worker(server, "--until-done", "--threads", "1", db=db, queue=redis_url,
+                              cwd=tmp_path, cache_dir=tmp_path / "worker-cache")
+        deadline = time.monotonic() + 120
+        while not stored(db, "SELECT 1 FROM screen_result LIMIT 1"):
+            assert worker.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        database.stop()  # jobs meanwhile cannot read or store: each is tried again later
+        time.sleep(2)
+        database.start()
+        log = finished(worker)
+        assert stored(db, "SELECT count(*) FROM screen_result")[0][0] == 12
+        screened = report(server, db, redis_url, folder, tmp_path)
+    finally:
+        server.stop()
+        database.destroy()
+    assert screened == expected
+    assert "the screening database failed" in log and "tried again later" in log

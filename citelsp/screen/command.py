@@ -126,13 +126,12 @@ def _submit(ns: argparse.Namespace, conn, queue_url: str) -> int:
 
 
 def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
-    import psycopg
-
-    from citelsp.screen import queue, store
+    from citelsp.screen import queue
     from citelsp.screen.worker import Verifying
 
     logging.basicConfig(level=logging.WARNING if ns.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request is too many
     if ns.threads < 1 or ns.dead_after <= 0:
         return _usage("--threads and --dead-after must be positive")
     job = Verifying(_settings(), db)
@@ -141,17 +140,26 @@ def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-
-    def done() -> bool:
-        try:
-            return store.pending_count(conn) == 0
-        except psycopg.Error:  # the database is away for a while: keep working
-            conn.rollback()
-            return False
-
     queue.run(queue_broker, threads=ns.threads, stop=stop,
-              done=done if ns.until_done else None)
+              done=_AllVerified(db) if ns.until_done else None)
     return EXIT_OK
+
+
+class _AllVerified:
+    """Whether every submitted reference has a stored resolution (``--until-done``); False
+    while the database cannot say (restarting, say), which the next poll asks again."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+
+    def __call__(self) -> bool:
+        from citelsp.screen import store
+
+        try:
+            with store.connect(self.db) as conn:
+                return store.pending_count(conn) == 0
+        except store.StoreError:
+            return False
 
 
 def _status(conn, queue_url: str | None) -> int:

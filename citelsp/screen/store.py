@@ -166,9 +166,12 @@ def work_counts(conn: psycopg.Connection) -> tuple[int, int]:
 
 def pending_count(conn: psycopg.Connection) -> int:
     """References of any submission without a stored resolution."""
-    return conn.execute(
-        "SELECT count(*) FROM screen_reference r LEFT JOIN screen_result s USING (identity) "
-        "WHERE s.identity IS NULL").fetchone()[0]
+    try:
+        return conn.execute(
+            "SELECT count(*) FROM screen_reference r LEFT JOIN screen_result s "
+            "USING (identity) WHERE s.identity IS NULL").fetchone()[0]
+    except psycopg.Error as exc:
+        raise StoreError(f"the screening database: {first_line(exc)}") from exc
 
 
 def stored(conn: psycopg.Connection, identities: list[str]) -> dict[str, dict]:
