@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from citelsp.screen import queue
 from tests.apiserver import ApiServer
 from tests.test_check_e2e import BIB, ROOT, run_cli, start_server
 
@@ -127,6 +128,20 @@ def test_each_work_is_verified_once_and_the_report_is_a_one_process_check(
         assert f"works: {works} verified, 0 pending" in status.stdout, status.stdout
         assert "submissions/paper3" in status.stdout
         screened = report(server, postgres_url, redis_url, folder, tmp_path)
+
+        # every job delivered once more: each finds its results stored and asks nothing
+        asked = server.count()
+        queue.enqueue(queue.broker(redis_url), [w for (w,) in stored(postgres_url, DONE_WORKS)])
+        worker = start_worker(server, db=postgres_url, queue=redis_url, cwd=tmp_path,
+                              cache_dir=tmp_path / "worker-cache")
+        log = ""
+        while log.count("already verified") < works:
+            log += worker.stderr.readline()
+            assert worker.poll() is None, log
+        worker.send_signal(signal.SIGTERM)  # stops after its jobs, and says nothing is wrong
+        assert "already verified" in finished(worker, timeout=60) + log
+        assert server.count() == asked
+        assert stored(postgres_url, "SELECT count(*) FROM screen_result")[0][0] == 12
     finally:
         server.stop()
     assert screened == expected
