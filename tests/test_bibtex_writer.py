@@ -369,3 +369,24 @@ def test_biber_and_bibtex_read_the_hostile_entries_as_written(tmp_path):
     log = (tmp_path / "t.blg").read_text(encoding="utf-8", errors="replace")
     assert "error message" not in log and "I was expecting" not in log
     assert (tmp_path / "t.bbl").read_text(encoding="utf-8").count("\\bibitem{") == 3
+
+
+def test_a_cited_short_doi_gets_no_second_doi_field():
+    """An entry whose shortDOI doi.org could not resolve (an outage) and whose title matched:
+    no "Add DOI" (it would write a second ``doi`` field); one the Handle System refuted (P0)
+    is replaced by the matched work's DOI, in its field."""
+    bib = parse_document("file:///w/refs.bib", "@article{cited,\n  title = {T},\n"
+                                                "  doi = {10/zz9},\n}\n")
+    (ref,) = bib.references
+    ids = ReferenceIds(short_doi=Identifier("short_doi", "10/zz9", "doi", "10/zz9"))
+    judgement = Judgement(citation_key="cited", verdict="true", outcomes={}, item=None,
+                          findings=[], matched=HOSTILE)
+    result = ReferenceResult(ref, Resolution("cited", ids, {}), judgement)
+    assert not any("DOI" in title for title, _ in edit_actions(ref, result, bib.text))
+    item = ChecklistItem("cited", "P0", "DOI_REFUTED", "false", "", [], [], "")
+    refuted = ReferenceResult(ref, Resolution("cited", ids, {}), Judgement(
+        citation_key="cited", verdict="false", outcomes={}, item=item, findings=[],
+        matched=HOSTILE))
+    (_, span, new), = dict(edit_actions(ref, refuted, bib.text))[
+        "Replace the cited DOI with the matched work's 10.5555/ok.1"]
+    assert "doi = {10.5555/ok.1}" in bib.text[:span.start] + new + bib.text[span.end:]

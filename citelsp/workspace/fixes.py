@@ -157,14 +157,15 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
         if edits:
             found.append((f"Apply verified metadata from {matched.source} to '{ref.key}'", edits))
         ids = result.resolution.ids
-        if matched.doi and ids.doi is None:
+        cited = ids.doi or ids.short_doi  # a shortDOI doi.org did not resolve is still cited
+        if matched.doi and cited is None:
             if (edit := _insert_field(ref, "doi", matched.doi, text)) is not None:
                 found.append((f"Add DOI {matched.doi} to '{ref.key}'", [edit]))
-        elif matched.doi and ids.doi is not None and matched.doi.lower() != ids.doi.value \
+        elif matched.doi and cited is not None and matched.doi.lower() != cited.value \
                 and result.judgement.item is not None \
                 and result.judgement.item.priority == "P0":
-            edit = _doi_edit(ref, ref.fields[ids.doi.field], matched.doi, text) \
-                if ids.doi.field in ref.fields else None
+            edit = _doi_edit(ref, ref.fields[cited.field], matched.doi, text) \
+                if cited.field in ref.fields else None
             if edit is not None:
                 found.append((f"Replace the cited DOI with the matched work's {matched.doi}",
                               [edit]))
@@ -172,7 +173,8 @@ def edit_actions(ref: Reference, result: ReferenceResult, text: str
         near = judgement.near_matches[0]
         edits = [e for name in ("title", "year", "author")
                  if (e := _field_edit(ref, name, near, text)) is not None]
-        if near.doi and result.resolution.ids.doi is None \
+        ids = result.resolution.ids
+        if near.doi and ids.doi is None and ids.short_doi is None \
                 and (edit := _insert_field(ref, "doi", near.doi, text)) is not None:
             edits.append(edit)
         if edits:
