@@ -176,6 +176,10 @@ OPTIONS: tuple[Option, ...] = (
            "Several paths (a list, or `CITELSP_INDEX` joined by the path separator) are "
            "asked in turn.", scope="machine", env="CITELSP_INDEX",
            schema={"items": {"type": "string"}}),
+    Option("citelsp.indexUrl", ("string", "null"), None,
+           "A PostgreSQL database (`postgresql://user@host/db`) holding a local index built "
+           "with `citelsp index build URL`, shared by a team; asked after the index files.",
+           scope="machine", env="CITELSP_INDEX_URL"),
     Option("citelsp.indexStaleDays", "integer", 120,
            "A local index snapshot older than this many days is mentioned once.",
            schema={"minimum": 1}),
@@ -228,6 +232,8 @@ class Settings:
     use_cache: bool = True
     index: tuple[Path, ...] = ()
     """Local index files (``citelsp index build``), asked before any service."""
+    index_url: str | None = None
+    """A PostgreSQL URL holding a local index, asked after the files."""
     index_stale_days: int = DEFAULTS["indexStaleDays"]
     pacing_url: str | None = None
     """Redis shared by every process for pacing and daily budgets (``redis_pacing``)."""
@@ -300,6 +306,7 @@ class Settings:
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
             cache_url=_secret(opts, env, "cacheUrl", "CITELSP_CACHE_URL"),
             index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
+            index_url=_secret(opts, env, "indexUrl", "CITELSP_INDEX_URL"),
             index_stale_days=numbers.whole("citelsp.indexStaleDays", opts.get("indexStaleDays"),
                                            DEFAULTS["indexStaleDays"], MAX_DAYS, low=1),
             pacing_url=_secret(opts, env, "pacingUrl", "CITELSP_PACING_URL"),

@@ -33,8 +33,8 @@ def test_package_json_is_generated_from_the_table() -> None:
 
 def test_base_urls_secrets_and_the_server_command_are_user_settings_only() -> None:
     generator = _generator()
-    sensitive = re.compile(r"(ApiKey|Secret|Token|Password|baseUrl|cacheDir|cacheUrl|server\.path|"
-                           r"server\.args)$")
+    sensitive = re.compile(r"(ApiKey|Secret|Token|Password|baseUrl|cacheDir|cacheUrl|indexUrl|"
+                           r"server\.path|server\.args)$")
     names = [o.name for o in (*generator.EXTENSION_OPTIONS, *OPTIONS)]
     assert len(names) == len(set(names))
     for option in (*generator.EXTENSION_OPTIONS, *OPTIONS):

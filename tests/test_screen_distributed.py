@@ -268,19 +268,3 @@ def test_postgresql_restarted_mid_run_loses_nothing(tmp_path, redis_url):
         database.destroy()
     assert screened == expected
     assert "the screening database failed" in log and "tried again later" in log
-
-
-def test_a_submit_that_cannot_reach_the_queue_says_so_and_the_next_one_queues(
-        tmp_path, postgres_url, redis_url):
-    make_submissions(tmp_path)
-    server = ApiServer().start()
-    try:
-        done = screen(server, "submit", "submissions", db=postgres_url,
-                      queue="redis://127.0.0.1:1/0", cwd=tmp_path, cache_dir=tmp_path)
-        assert done.returncode == 2 and "the queue at redis://127.0.0.1:1/0" in done.stderr
-        again = screen(server, "submit", "submissions", db=postgres_url, queue=redis_url,
-                       cwd=tmp_path, cache_dir=tmp_path)
-    finally:
-        server.stop()
-    assert "(0 new), 10 works queued" in again.stdout, again.stdout
-    assert queue.queued(queue.broker(redis_url)) == 10

@@ -12,8 +12,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from citelsp.index.build import LABELS, READERS, IndexFileError, IndexWriter, Loaded, Subset
-from citelsp.index.query import IndexOpenError, LocalIndex
+from citelsp.index.backends import open_backend, open_writer
+from citelsp.index.build import LABELS, READERS, IndexFileError, Loaded, Subset
+from citelsp.index.query import IndexOpenError
 
 EPILOG = """\
 examples:
@@ -22,9 +23,14 @@ examples:
       --crossref crossref-2025.tar --arxiv arxiv-metadata-oai-snapshot.json
   citelsp index update all.sqlite --openalex openalex-snapshot/data/jsonl/works
   citelsp index status all.sqlite
+  citelsp index build postgresql://citelsp@db.lab/citelsp --openalex works  # shared
 
 Then point citelsp at it: CITELSP_INDEX=all.sqlite citelsp check paper.tex
-(or the setting citelsp.index in the editor)."""
+(or the setting citelsp.index in the editor); a PostgreSQL index with
+CITELSP_INDEX_URL=postgresql://… (the setting citelsp.indexUrl)."""
+
+
+WHERE = "the index file, or a PostgreSQL database: postgresql://USER@HOST/DB"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     for action, text in (("build", "build a new index (replaces PATH when done)"),
                          ("update", "add newer snapshot files to an index")):
         one = actions.add_parser(action, help=text, description=text)
-        one.add_argument("path", type=Path, metavar="PATH", help="the index file")
+        one.add_argument("path", metavar="PATH", help=WHERE)
         for source, what in (("openalex", "DIR"), ("crossref", "DIR"), ("dblp", "FILE"),
                              ("arxiv", "FILE"), ("datacite", "DIR")):
             one.add_argument(f"--{source}", action="append", type=Path, default=[],
@@ -49,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         one.add_argument("--venues", type=Path, metavar="FILE",
                          help="keep only works of the venues listed in FILE, one a line")
     status = actions.add_parser("status", help="the sources, dates, counts and size")
-    status.add_argument("path", type=Path, metavar="PATH", help="the index file")
+    status.add_argument("path", metavar="PATH", help=WHERE)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -71,19 +77,19 @@ def run(ns: argparse.Namespace) -> int:
         print(f"citelsp: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
     try:
-        writer = IndexWriter(ns.path, fresh=ns.action == "build")
+        writer = open_writer(ns.path, fresh=ns.action == "build")
+        try:
+            for source, path in given:
+                with _progress(LABELS[source]) as tick:
+                    loaded = writer.add(source, path, subset=subset, progress=tick)
+                _tell(loaded, path)
+        except BaseException:
+            writer.abandon()
+            raise
+        writer.close()
     except IndexFileError as exc:
         print(f"citelsp: {exc}", file=sys.stderr)
         return 2
-    try:
-        for source, path in given:
-            with _progress(LABELS[source]) as tick:
-                loaded = writer.add(source, path, subset=subset, progress=tick)
-            _tell(loaded, path)
-        writer.close()
-    except BaseException:
-        writer.abandon()
-        raise
     return _status(ns.path)
 
 
@@ -143,15 +149,15 @@ def _tell(loaded: Loaded, path: Path) -> None:
         print(f"  {problem}", file=sys.stderr)
 
 
-def _status(path: Path) -> int:
+def _status(where: str) -> int:
     try:
-        index = LocalIndex(path)
+        index = open_backend(where)
     except IndexOpenError as exc:
         print(f"citelsp: {exc}", file=sys.stderr)
         return 2
     snapshots = list(index.snapshots.values())
     total = sum(s.works for s in snapshots)
-    print(f"{path}: {total:,} works, {index.size_bytes() / 2**20:,.1f} MiB")
+    print(f"{index.where}: {total:,} works, {index.size_bytes() / 2**20:,.1f} MiB")
     for s in snapshots:
         extra = "".join([f", {s.malformed:,} malformed lines skipped" if s.malformed else "",
                          f", {s.unreadable:,} files unreadable" if s.unreadable else ""])

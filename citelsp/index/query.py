@@ -98,7 +98,7 @@ class IndexBackend(ABC):
 
     @abstractmethod
     def _exact_works(self, keys: Sequence[int]) -> list[int]:
-        """The works one of these title keys names."""
+        """The works one of these title keys names, oldest first."""
 
     @abstractmethod
     def _title_candidates(self, title: str) -> list[tuple[int, str | None]]:
@@ -186,8 +186,8 @@ class LocalIndex(IndexBackend):
 
     def _exact_works(self, keys: Sequence[int]) -> list[int]:
         return [row[0] for row in self.db.execute(
-            f"SELECT DISTINCT work FROM title_keys WHERE key IN ({','.join('?' * len(keys))})",
-            keys)]
+            f"SELECT DISTINCT work FROM title_keys WHERE key IN ({','.join('?' * len(keys))}) "
+            "ORDER BY work", keys)]
 
     def _title_candidates(self, title: str) -> list[tuple[int, str | None]]:
         """Works holding every word of the title but the commonest (FTS5's implicit AND),
@@ -231,6 +231,8 @@ class LocalIndexes:
 
     def __init__(self, indexes: Sequence[IndexBackend]) -> None:
         self.indexes = tuple(indexes)
+        self.failed: set[str] = set()
+        """Indexes that could not answer once: said once in the log."""
 
     @classmethod
     def open(cls, paths: Iterable[Path]) -> LocalIndexes:
@@ -246,7 +248,10 @@ class LocalIndexes:
             try:
                 found += ask(index)
             except IndexQueryError as exc:
-                log.warning("citelsp: the local index %s did not answer: %s", index.where, exc)
+                if index.where not in self.failed:
+                    self.failed.add(index.where)
+                    log.warning("citelsp: the local index %s did not answer (%s); its questions "
+                                "go to the services", index.where, exc)
         return found
 
     def by_doi(self, doi: str) -> list[Hit]:

@@ -71,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     try:
-        from citelsp.screen import queue, store  # noqa: F401 (what the team extra brings)
+        from citelsp.screen import store
     except ImportError as exc:
         return _usage(f"screening needs the team extra ({exc.name} is missing): "
                       "pip install 'citelsp[team]'")
@@ -113,24 +113,10 @@ def _submit(ns: argparse.Namespace, conn, queue_url: str) -> int:
 
     if not ns.folder.is_dir():
         return _usage(f"{ns.folder}: not a folder")
-    bar = None
-    if sys.stderr.isatty():  # thousands of submissions take a while to read
-        from tqdm import tqdm
-
-        bar = tqdm(desc="Reading submissions", unit=" submissions", file=sys.stderr)
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(done - bar.n)
-
     try:
-        done = submit(ns.folder, _settings(), conn, queue.broker(queue_url), progress)
+        done = submit(ns.folder, _settings(), conn, queue.broker(queue_url))
     except redis.RedisError as exc:
         return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc}")
-    finally:
-        if bar is not None:
-            bar.close()
     for error in done.errors:
         print(f"citelsp: {error}", file=sys.stderr)
     print(f"submitted: {done.submissions} submission{_s(done.submissions)}, {done.references} "
