@@ -56,6 +56,27 @@ class LineIndex:
         self._starts = [0, *itertools.accumulate(lengths)]
         self._starts.pop()
 
+    def edited(self, start: int, end: int, inserted: str, text: str) -> LineIndex:
+        """The index of ``text``, which is this index's text with ``[start, end)`` replaced
+        by ``inserted``: the line starts before the edit are kept and those after it moved,
+        instead of splitting all of ``text`` again (a keystroke in a 5 MB library took a
+        new index of 200,000 lines). A text with ``\r`` line ends is indexed anew."""
+        if self._cr or "\r" in inserted:
+            return LineIndex(text)
+        starts = self._starts
+        first = bisect.bisect_right(starts, start)
+        after = bisect.bisect_right(starts, end, lo=first)
+        found = starts[:first]
+        at = inserted.find("\n")
+        while at != -1:
+            found.append(start + at + 1)
+            at = inserted.find("\n", at + 1)
+        delta = len(inserted) - (end - start)
+        found += map(delta.__add__, starts[after:]) if delta else starts[after:]
+        index = LineIndex.__new__(LineIndex)
+        index.text, index._cr, index._starts = text, False, found
+        return index
+
     @property
     def line_count(self) -> int:
         return len(self._starts)

@@ -86,3 +86,34 @@ def test_line_index_counts_lines_as_lsp_does():
             line, column = index.position(offset)
             assert (line, len(text[index.line_start(line):offset].encode("utf-16-le")) // 2
                     ) == (expected.line, expected.character)
+
+
+def test_an_edited_line_index_is_the_index_of_the_new_text():
+    """``LineIndex.edited`` (the lines after an edit moved, not the text split again) gives
+    the index a fresh split gives, for any edit, ``\\r`` line ends included."""
+    rng = random.Random(11)
+    for _ in range(2000):
+        text = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(40)))
+        start = rng.randrange(len(text) + 1)
+        end = rng.randrange(start, len(text) + 1)
+        inserted = "".join(rng.choice("ab\n\n é\r") for _ in range(rng.randrange(4)))
+        new = text[:start] + inserted + text[end:]
+        edited = LineIndex(text).edited(start, end, inserted, new)
+        fresh = LineIndex(new)
+        assert edited.text is new and edited.line_count == fresh.line_count, (text, inserted)
+        assert [edited.position(i) for i in range(len(new) + 1)] == [
+            fresh.position(i) for i in range(len(new) + 1)], (text, start, end, inserted)
+
+
+def test_the_server_keeps_the_index_its_edits_made():
+    text = "one\ntwo\nthree\n" * 50
+    texts = OpenTexts()
+    texts.open("file:///d.bib", text)
+    told = []
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(line=1, character=1),
+                          end=types.Position(line=2, character=2)), text="X\nY")
+    new = texts.change("file:///d.bib", [change, change], UTF16,
+                       indexed=lambda t, index: told.append((t, index)))
+    [(same, index)] = told
+    assert same is new and index._starts == LineIndex(new)._starts

@@ -236,6 +236,11 @@ class Reference:
         offset = self._base.offset
         return Span(offset + self._start, offset + self._end)
 
+    @property
+    def start(self) -> int:
+        """``span.start`` without building the Span (ordering 20,000 entries by it)."""
+        return self._base.offset + self._start
+
     def with_inherited(self, inherited: Mapping[str, Field]) -> Reference:
         """This entry, as a new object, with ``inherited`` from its crossref parent: a new
         object, because what is cached on or keyed by the old one read the old fields."""

@@ -40,6 +40,10 @@ class LineIndexes:
         self._indexes[uri] = (text, index)
         return index
 
+    def put(self, uri: str, text: str, index: LineIndex) -> None:
+        """``index`` is the index of ``text`` (made by an edit from the last one)."""
+        self._indexes[uri] = (text, index)
+
     def forget(self, uri: str) -> None:
         self._indexes.pop(uri, None)
 

@@ -268,7 +268,8 @@ class CitelspServer(LanguageServer):
                      changes: list[types.TextDocumentContentChangeEvent]) -> None:
         uri = document.uri
         text = self.texts.change(uri, changes, self.encoding,
-                                 lambda current: self.lines.of(uri, current))
+                                 lambda current: self.lines.of(uri, current),
+                                 lambda new, index: self.lines.put(uri, new, index))
         if text is None:
             return
         self._versions[uri] = document.version

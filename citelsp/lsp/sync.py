@@ -30,21 +30,28 @@ class OpenTexts:
         return self._texts.get(uri)
 
     def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
-               encoding: str, index_of: Callable[[str], LineIndex] = LineIndex) -> str | None:
+               encoding: str, index_of: Callable[[str], LineIndex] = LineIndex,
+               indexed: Callable[[str, LineIndex], None] | None = None) -> str | None:
         """Apply the changes in order; the new text (None for a document never opened).
 
         ``index_of`` gives the line index of a text (the server's cache: the index of the
-        text before an edit is usually the one its last publication built)."""
+        text before an edit is usually the one its last publication built); ``indexed`` is
+        told the new text's index, made from the old one by the edits (``LineIndex.edited``:
+        a keystroke's cost follows the lines after it, not a split of the whole text)."""
         text = self._texts.get(uri)
         if text is None:
             return None
+        index: LineIndex | None = None
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
-                index = index_of(text)
+                index = index_of(text) if index is None else index
                 start = offset_at(index, change.range.start, encoding)
                 end = max(start, offset_at(index, change.range.end, encoding))
-                text = text[:start] + change.text + text[end:]
+                new = text[:start] + change.text + text[end:]
+                index, text = index.edited(start, end, change.text, new), new
             else:
-                text = change.text
+                text, index = change.text, None
         self._texts[uri] = text
+        if index is not None and indexed is not None:
+            indexed(text, index)
         return text

@@ -390,13 +390,15 @@ class Workspace:
             if isinstance(doc, Bibliography):
                 refs = list(doc.references)
                 if doc.uri == focus_uri and focus_offset is not None:
-                    refs.sort(key=lambda r: abs(r.span.start - focus_offset))
+                    refs.sort(key=lambda r: abs(r.start - focus_offset))
                 ordered += refs
         return ordered
 
     async def want(self) -> None:
-        """Make sure every wanted reference has or gets a resolution (in the background)."""
-        await self.verifier.want(self.wanted())
+        """Make sure every wanted reference has or gets a resolution (in the background);
+        nothing to order while verification is off."""
+        if self.verifier.engine is not None:
+            await self.verifier.want(self.wanted())
 
     async def verify_now(self, *, refresh: bool = False) -> None:
         """Resolve every wanted reference and wait (the command line)."""
