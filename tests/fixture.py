@@ -79,6 +79,11 @@ class Fixture:
             text = text[:edit.span.start] + edit.text + text[edit.span.end:]
         return text
 
+    def read_workspace(self) -> None:
+        """What the server does after a change: read the files the editor has not opened."""
+        for _ in self.workspace.graph.read_workspace():
+            pass
+
     def resolve(self, key: str, *outcomes: Outcome) -> None:
         """Store what verification would have found for every entry with ``key``."""
         verifier = self.workspace.verifier

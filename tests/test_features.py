@@ -270,11 +270,37 @@ bibliography: refs.bib
 \\cite{knuth1984}
       ^^^^^^^^^
 """)
-    fx.workspace.graph.read_workspace()  # what the server does before the query
+    fx.read_workspace()
     found = navigation.references_at(*fx.at(), include_declaration=True)
     assert fx.places(found) == sorted(fx.expected)
     without = navigation.references_at(*fx.at(), include_declaration=False)
     assert ("refs.bib", "knuth1984") not in fx.places(without)
+
+
+def test_the_workspace_is_read_again_after_a_file_closes_or_changes(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.bib
+@misc{knuth$01984, title = {T}}
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@knuth1984]
+%! chapter.tex (closed)
+\\bibliography{refs}
+\\cite{knuth1984}
+""")
+    graph = fx.workspace.graph
+    assert not graph.workspace_read
+    fx.read_workspace()
+    assert graph.workspace_read
+    fx.workspace.close(fx.uris["paper.md"])
+    assert not graph.workspace_read, "the closed manuscript is on disk only now"
+    fx.read_workspace()
+    found = navigation.references_at(*fx.at(), include_declaration=False)
+    assert [name for name, _ in fx.places(found)] == ["chapter.tex", "paper.md"]
+    fx.workspace.files_changed([fx.uris["chapter.tex"]])
+    assert not graph.workspace_read
 
 
 def test_rename_edits_every_place_and_refuses_an_invalid_key(tmp_path):
@@ -291,7 +317,7 @@ bibliography: refs.bib
 \\bibliography{refs}
 \\cite{knuth1984}
 """)
-    fx.workspace.graph.read_workspace()
+    fx.read_workspace()
     edits = navigation.rename(*fx.at(), "knuth84")
     assert edits is not None
     assert fx.applied(edits, "refs.bib") == \
@@ -422,7 +448,7 @@ bibliography: refs.bib
 ---
 attention<!--ref:attention-pa$0per--><!--anchor:page:4-->
 """, slugMap="slugs.json")
-    fx.workspace.graph.read_workspace()
+    fx.read_workspace()
 
     def no_disk(*args, **kwargs):
         raise AssertionError("a query read the disk")

@@ -62,6 +62,7 @@ def did_close(ls: CitelspServer, params: types.DidCloseTextDocumentParams) -> No
 
 def did_save(ls: CitelspServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.ws.files_changed([params.text_document.uri])
+    ls.read_workspace_soon()
 
 
 def did_change_watched(ls: CitelspServer, params: types.DidChangeWatchedFilesParams) -> None:

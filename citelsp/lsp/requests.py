@@ -42,8 +42,9 @@ def definition(ls: CitelspServer, params: types.DefinitionParams) -> list[types.
     return lsp_locations(navigation.definitions(*query), ls.range_for)
 
 
-def find_references(ls: CitelspServer, params: types.ReferenceParams) -> list[types.Location]:
-    ls.ws.graph.read_workspace()  # the unopened files it reaches, before the view is taken
+async def find_references(ls: CitelspServer, params: types.ReferenceParams
+                          ) -> list[types.Location]:
+    await ls.workspace_read()  # the unopened files it reaches, read after the last change
     if (query := ls.query(params.text_document.uri, params.position)) is None:
         return []
     found = navigation.references_at(
@@ -59,8 +60,8 @@ def prepare_rename(ls: CitelspServer, params: types.PrepareRenameParams) -> type
     return ls.range_for(doc.uri, span) if span is not None else None
 
 
-def rename(ls: CitelspServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
-    ls.ws.graph.read_workspace()
+async def rename(ls: CitelspServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+    await ls.workspace_read()
     if (query := ls.query(params.text_document.uri, params.position)) is None:
         return None
     edits = navigation.rename(*query, params.new_name)

@@ -138,6 +138,7 @@ class CitelspServer(LanguageServer):
         """Whether the workspace's settings have been pulled (``initialized``): nothing is
         looked up before, under initialization options they may change (``offline``)."""
         self._publishing: asyncio.Task | None = None
+        self._reading: asyncio.Task | None = None
         self._publish_again = False
         self._published: dict[str, tuple] = {}
         """What each document was last published from; unchanged documents are skipped."""
@@ -235,7 +236,27 @@ class CitelspServer(LanguageServer):
                     log.exception("cannot publish %s", uri)
                 await asyncio.sleep(0)
             if not self._publish_again:
+                self.read_workspace_soon()
                 return
+
+    def read_workspace_soon(self) -> None:
+        """Read the files find-references and rename reach, when they changed since last
+        read, one per event-loop turn (after the diagnostics are out: publishing starts it)."""
+        if self.ws.graph.workspace_read or (
+                self._reading is not None and not self._reading.done()):
+            return
+        self._reading = self.timers.run_task(self._read_workspace(), "read workspace")
+
+    async def _read_workspace(self) -> None:
+        while not self.ws.graph.workspace_read:
+            for _ in self.ws.graph.read_workspace():
+                await asyncio.sleep(0)
+
+    async def workspace_read(self) -> None:
+        """Wait until the workspace's files are read (hovers and the rest go on meanwhile)."""
+        self.read_workspace_soon()
+        if self._reading is not None and not self._reading.done():
+            await asyncio.wait([self._reading])  # a failure is logged, not the request's
 
     def schedule_publish(self) -> None:
         self.timers.debounce("publish", self.publish_open)

@@ -5,9 +5,10 @@ A manuscript's bibliographies come from its front matter or ``\\bibliography{}``
 ``citelsp.bibliography`` setting, else every bibliography in the workspace; they
 are worked out when the manuscript changes (``update``), which is also when unopened
 bibliography files are read; the files a workspace-wide query reaches are read by
-``read_workspace`` before it. Queries never touch the disk. Citations resolve by key, else
-(ref markers) through the slug map. The reverse maps (bibliography → manuscripts, key →
-citations of a manuscript) are kept per document and replaced when that document changes.
+``read_workspace`` after a change, before any such query. Queries never touch the disk.
+Citations resolve by key, else (ref markers) through the slug map. The reverse maps
+(bibliography → manuscripts, key → citations of a manuscript) are kept per document and
+replaced when that document changes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -62,6 +63,10 @@ class CitationGraph:
         self._workspace: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         """The manuscript and bibliography files under the workspace roots that
         ``read_workspace`` read last."""
+        self._changes = 0
+        """Counts the changes after which the workspace must be read again."""
+        self._read_at = -1
+        """The value of ``_changes`` the workspace was last read at."""
         self._named: dict[str, list[tuple[str, str | None]]] = {}
         """Manuscript URI → the bibliography paths it names as written, each with its URI
         (None when the path cannot name a file at all)."""
@@ -85,6 +90,7 @@ class CitationGraph:
 
     def remove(self, uri: str) -> None:
         """``uri`` is no longer known (closed and not needed, or deleted)."""
+        self._changes += 1  # a closed manuscript is read from disk again
         self._unlink(uri)
         self._named.pop(uri, None)
         self._inherited.pop(uri, None)
@@ -100,6 +106,7 @@ class CitationGraph:
     def reset(self) -> None:
         """Settings or the files on disk changed: work every manuscript's bibliographies out
         again."""
+        self._changes += 1
         self._slug_map = self._load_slug_map()
         self._projects.clear()
         for uri in list(self._uses):
@@ -436,10 +443,17 @@ class CitationGraph:
 
     # -- the whole workspace (navigation, rename, decisions) -------------------------------
 
-    def read_workspace(self) -> None:
+    @property
+    def workspace_read(self) -> bool:
+        """Whether ``read_workspace`` has read the files since they last changed."""
+        return self._read_at == self._changes
+
+    def read_workspace(self) -> Iterator[None]:
         """Read (when changed) and link every manuscript and bibliography file under the
         workspace roots, so that find-references and rename reach files the editor has not
-        opened. Called before such a query takes its snapshot, never from inside it."""
+        opened; one step per file, so a server reads them between other work. Run after a
+        change (``workspace_read``), never from inside a query."""
+        changes = self._changes
         manuscripts = []
         for uri in self.corpus.scanned(MANUSCRIPT_SUFFIXES):
             doc = self.corpus.load(uri)
@@ -447,19 +461,27 @@ class CitationGraph:
                 if doc.uri not in self._uses:
                     self._link(doc)
                 manuscripts.append(uri)
-        bibliographies = [uri for uri in self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES)
-                          if isinstance(self.corpus.load(uri), Bibliography)]
-        self._workspace = (tuple(manuscripts), tuple(bibliographies))
+            yield
+        bibliographies = []
+        for uri in self.corpus.scanned(BIBLIOGRAPHY_SUFFIXES):
+            if isinstance(self.corpus.load(uri), Bibliography):
+                bibliographies.append(uri)
+            yield
+        if changes == self._changes:  # else read again: what was read may be gone
+            self._workspace = (tuple(manuscripts), tuple(bibliographies))
+            self._read_at = changes
 
     def all_manuscripts(self) -> list[Manuscript]:
-        """The manuscripts ``read_workspace`` found, as the corpus holds them now."""
-        return [m for uri in self._workspace[0]
-                if isinstance(m := self.corpus.get(uri), Manuscript)]
+        """The open manuscripts and those ``read_workspace`` found, as the corpus holds them
+        now."""
+        uris = dict.fromkeys(self.corpus.open)
+        uris.update(dict.fromkeys(self._workspace[0]))
+        return [m for uri in uris if isinstance(m := self.corpus.get(uri), Manuscript)]
 
     def all_bibliographies(self) -> list[Bibliography]:
         """Every bibliography of the workspace and of its manuscripts (``read_workspace``)."""
         seen: dict[str, Bibliography] = {}
-        for uri in self._workspace[1]:
+        for uri in (*self.corpus.open, *self._workspace[1]):
             if isinstance(b := self.corpus.get(uri), Bibliography):
                 seen.setdefault(b.uri, b)
         for m in self.all_manuscripts():

@@ -1,11 +1,13 @@
 """What editor queries read: the workspace as the last notification left it.
 
 The language server changes the workspace only on notifications (an edit, a save, new
-settings); hover, completion, code actions, definition, references and symbols are
-functions of a ``View``. A view is taken per request in constant time (nothing is copied)
-and offers only questions: none of them reads the disk, parses, links a manuscript to its
-bibliographies or waits for verification (a reference not yet checked has no result).
-The memos the graph keeps are filled as answers are asked for; they change no answer.
+settings), and reads the files find-references and rename reach after them, in the
+background (``CitationGraph.read_workspace``); hover, completion, code actions, definition,
+references and symbols are functions of a ``View``. A view is taken per request in constant
+time (nothing is copied) and offers only questions: none of them reads the disk, parses,
+links a manuscript to its bibliographies or waits for verification (a reference not yet
+checked has no result). The memos the graph keeps are filled as answers are asked for; they
+change no answer.
 """
 
 from __future__ import annotations

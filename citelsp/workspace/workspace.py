@@ -425,7 +425,8 @@ class Workspace:
         if named:
             return [r for b in named if isinstance(b, Bibliography)
                     for r in self.graph.key_index(b).get(key, ())]
-        self.graph.read_workspace()
+        for _ in self.graph.read_workspace():
+            pass
         return self.graph.entries(key)
 
     def reverify(self, keys: set[str] | None = None) -> int:
