@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from citelsp.screen import queue
-from tests.apiserver import ApiServer
+from tests.apiserver import PREFIXES, ApiServer
 from tests.test_check_e2e import BIB, ROOT, run_cli, start_server
 
 ENTRIES = {e.split("{", 1)[1].split(",", 1)[0]: "@" + e for e in BIB.split("@")[1:]}
@@ -268,3 +268,47 @@ def test_postgresql_restarted_mid_run_loses_nothing(tmp_path, redis_url):
         database.destroy()
     assert screened == expected
     assert "the screening database failed" in log and "tried again later" in log
+
+
+def test_a_submit_that_cannot_reach_the_queue_says_so_and_the_next_one_queues(
+        tmp_path, postgres_url, redis_url):
+    make_submissions(tmp_path)
+    server = ApiServer().start()
+    try:
+        done = screen(server, "submit", "submissions", db=postgres_url,
+                      queue="redis://127.0.0.1:1/0", cwd=tmp_path, cache_dir=tmp_path)
+        assert done.returncode == 2 and "the queue at redis://127.0.0.1:1/0" in done.stderr
+        again = screen(server, "submit", "submissions", db=postgres_url, queue=redis_url,
+                       cwd=tmp_path, cache_dir=tmp_path)
+    finally:
+        server.stop()
+    assert "(0 new), 10 works queued" in again.stdout, again.stdout
+    assert queue.queued(queue.broker(redis_url)) == 10
+
+
+def test_what_no_source_answered_for_is_said_and_asked_again_on_retry(
+        tmp_path, postgres_url, redis_url):
+    folder = make_submissions(tmp_path)
+    expected, _asked, _per_doi = one_process(folder, tmp_path)
+    server = start_server()
+    every = dict(db=postgres_url, queue=redis_url, cwd=tmp_path, cache_dir=tmp_path / "cache")
+    try:
+        up = list(server.routes)
+        for endpoint in PREFIXES:
+            server.fail(endpoint, 503)
+        assert screen(server, "submit", "submissions", **every).returncode == 0
+        finished(start_worker(server, "--until-done", "--outage-retries", "0", **every))
+        status = screen(server, "status", **every)
+        assert "not checked: 11 reference(s) no source answered for (11 outage)" in status.stdout
+        outage = screen(server, "report", **every)
+        assert outage.returncode == 0 and outage.stdout != expected  # said, as check says it
+
+        server.routes = up  # the services are back
+        retry = screen(server, "retry", **every)
+        assert "retry: 11 references not checked, 9 works queued" in retry.stdout, retry.stdout
+        finished(start_worker(server, "--until-done", **every))
+        assert "not checked" not in screen(server, "status", **every).stdout
+        screened = report(server, postgres_url, redis_url, folder, tmp_path)
+    finally:
+        server.stop()
+    assert screened == expected

@@ -25,6 +25,7 @@ by workers on any number of machines; each distinct work is verified once for al
   citelsp screen worker                       on every machine (Ctrl-C stops it gracefully)
   citelsp screen status                       works verified and pending, per submission
   citelsp screen report --csv summary.csv     the summary of 'check --summary-csv'
+  citelsp screen retry                        ask again what no source answered for
 
 PostgreSQL: --db, else CITELSP_SCREEN_DB, else CITELSP_CACHE_URL.
 Redis (the queue): --queue, else CITELSP_QUEUE_URL, else CITELSP_PACING_URL.
@@ -53,6 +54,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     worker.add_argument("--dead-after", type=float, default=60.0, metavar="SECONDS",
                         help="a worker silent this long is taken for dead and its jobs are "
                              "taken over (default 60)")
+    worker.add_argument("--outage-retries", type=int, default=3, metavar="N",
+                        help="tries more for a work no source could be reached for, 10 s, "
+                             "20 s, 40 s… apart, before it is stored as not checked "
+                             "(default 3)")
     worker.add_argument("--until-done", action="store_true",
                         help="exit once every submitted reference is verified")
     worker.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
@@ -63,15 +68,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                             "results (exit 3 while references are pending).")
     report.add_argument("--csv", type=Path, metavar="FILE", help="write it as CSV")
     report.add_argument("--json", type=Path, metavar="FILE", help="write it as JSON")
-    for one in (submit, worker, report, actions.choices["status"]):
+    retry = actions.add_parser("retry", help="queue again what no source answered for",
+                               description="Forget the results of references no source could "
+                                           "be reached for (an outage, a spent budget) and "
+                                           "queue their works again.")
+    for one in (submit, worker, report, retry, actions.choices["status"]):
         one.add_argument("--db", metavar="URL", help="the PostgreSQL database (postgresql://…)")
-    for one in (submit, worker):
+    for one in (submit, worker, retry):
         one.add_argument("--queue", metavar="URL", help="the Redis of the queue (redis://…)")
 
 
 def run(ns: argparse.Namespace) -> int:
     try:
-        from citelsp.screen import store
+        from citelsp.screen import queue, store  # noqa: F401 (what the team extra brings)
     except ImportError as exc:
         return _usage(f"screening needs the team extra ({exc.name} is missing): "
                       "pip install 'citelsp[team]'")
@@ -80,7 +89,7 @@ def run(ns: argparse.Namespace) -> int:
         return _usage("no database: give --db postgresql://… (or CITELSP_SCREEN_DB)")
     queue_url = getattr(ns, "queue", None) or os.environ.get("CITELSP_QUEUE_URL") \
         or os.environ.get("CITELSP_PACING_URL")
-    if ns.action in ("submit", "worker") and not queue_url:
+    if ns.action in ("submit", "worker", "retry") and not queue_url:
         return _usage("no queue: give --queue redis://… (or CITELSP_QUEUE_URL)")
     try:
         conn = store.connect(db)
@@ -93,6 +102,8 @@ def run(ns: argparse.Namespace) -> int:
             return _worker(ns, conn, db, queue_url)
         if ns.action == "status":
             return _status(conn, queue_url)
+        if ns.action == "retry":
+            return _retry(conn, queue_url)
         return _report(ns, conn)
 
 
@@ -113,10 +124,24 @@ def _submit(ns: argparse.Namespace, conn, queue_url: str) -> int:
 
     if not ns.folder.is_dir():
         return _usage(f"{ns.folder}: not a folder")
+    bar = None
+    if sys.stderr.isatty():  # thousands of submissions take a while to read
+        from tqdm import tqdm
+
+        bar = tqdm(desc="Reading submissions", unit=" submissions", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(done - bar.n)
+
     try:
-        done = submit(ns.folder, _settings(), conn, queue.broker(queue_url))
+        done = submit(ns.folder, _settings(), conn, queue.broker(queue_url), progress)
     except redis.RedisError as exc:
         return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc}")
+    finally:
+        if bar is not None:
+            bar.close()
     for error in done.errors:
         print(f"citelsp: {error}", file=sys.stderr)
     print(f"submitted: {done.submissions} submission{_s(done.submissions)}, {done.references} "
@@ -132,11 +157,13 @@ def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
     logging.basicConfig(level=logging.WARNING if ns.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request is too many
-    if ns.threads < 1 or ns.dead_after <= 0:
-        return _usage("--threads and --dead-after must be positive")
+    if ns.threads < 1 or ns.dead_after <= 0 or ns.outage_retries < 0:
+        return _usage("--threads and --dead-after must be positive, --outage-retries not "
+                      "negative")
     job = Verifying(_settings(), db)
     queue_broker = queue.broker(queue_url, dead_after_s=ns.dead_after)
-    queue.declare(queue_broker, queue.Job(job.verify, job.close))
+    queue.declare(queue_broker, queue.Job(job.verify, job.close),
+                  outage_retries=ns.outage_retries)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -167,6 +194,11 @@ def _status(conn, queue_url: str | None) -> int:
 
     works, verified = store.work_counts(conn)
     print(f"works: {verified} verified, {works - verified} pending (of {works})")
+    unchecked = store.unchecked_counts(conn)
+    if unchecked:
+        why = ", ".join(f"{n} {kind}" for kind, n in unchecked.items())
+        print(f"not checked: {sum(unchecked.values())} reference(s) no source answered for "
+              f"({why}); 'citelsp screen retry' asks again")
     if queue_url:
         try:
             print(f"queue: {queue.queued(queue.broker(queue_url))} job(s) waiting")
@@ -179,6 +211,23 @@ def _status(conn, queue_url: str | None) -> int:
         for r in rows:
             print(f"{_shown(r.path):<{width}}  {r.references:>10}  {r.verified:>8}  "
                   f"{r.pending:>7}")
+    return EXIT_OK
+
+
+def _retry(conn, queue_url: str) -> int:
+    import redis
+
+    from citelsp.screen import queue, store
+    from citelsp.screen.submit import queue_pending
+
+    forgotten = store.forget_unchecked(conn)
+    try:
+        queued = queue_pending(conn, queue.broker(queue_url))
+    except redis.RedisError as exc:
+        return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc} (run "
+                      "'citelsp screen retry' again)")
+    print(f"retry: {forgotten} reference{_s(forgotten)} not checked, {queued} "
+          f"work{_s(queued)} queued")
     return EXIT_OK
 
 

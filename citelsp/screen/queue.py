@@ -76,18 +76,19 @@ class Job:
     close: Callable
 
 
-def declare(queue_broker: RedisBroker, job: Job) -> dramatiq.Actor:
+def declare(queue_broker: RedisBroker, job: Job, *,
+            outage_retries: int = OUTAGE_RETRIES) -> dramatiq.Actor:
     """The actor that runs ``job.verify`` for each message, retried while the database is
-    unavailable and ``OUTAGE_RETRIES`` times while no source answers."""
+    unavailable and ``outage_retries`` times while no source answers."""
 
     def verify_work(work: str) -> None:
         message = CurrentMessage.get_current_message()
         retries = message.options.get("retries", 0) if message is not None else 0
-        get_event_loop_thread().run_coroutine(job.verify(work, retries >= OUTAGE_RETRIES))
+        get_event_loop_thread().run_coroutine(job.verify(work, retries >= outage_retries))
 
     def retry_when(retries: int, exc: BaseException) -> bool:
         return isinstance(exc, StoreUnavailable) or (
-            isinstance(exc, SourcesUnreachable) and retries < OUTAGE_RETRIES)
+            isinstance(exc, SourcesUnreachable) and retries < outage_retries)
 
     queue_broker.add_middleware(_Closing(job), before=AsyncIO)
     return dramatiq.actor(verify_work, broker=queue_broker, actor_name=ACTOR, queue_name=QUEUE,

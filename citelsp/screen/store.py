@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS screen_result (
     identity text PRIMARY KEY REFERENCES screen_reference,
     resolution jsonb NOT NULL,
     verified_at timestamptz NOT NULL DEFAULT now(),
-    worker text NOT NULL
+    worker text NOT NULL,
+    unchecked text
 );
 """
 _SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('citelsp.screen.schema'))"
@@ -54,7 +55,7 @@ LEFT JOIN screen_result s USING (identity)
 WHERE r.work = %s AND s.identity IS NULL ORDER BY r.identity
 """
 STORE_RESULT = """
-INSERT INTO screen_result (identity, resolution, worker) VALUES (%s, %s, %s)
+INSERT INTO screen_result (identity, resolution, worker, unchecked) VALUES (%s, %s, %s, %s)
 ON CONFLICT (identity) DO NOTHING
 """
 
@@ -139,6 +140,24 @@ def unqueued_works(conn: psycopg.Connection) -> list[str]:
 def mark_queued(conn: psycopg.Connection, works: list[str]) -> None:
     with conn.transaction():
         conn.execute("UPDATE screen_work SET queued = true WHERE work = ANY(%s)", (works,))
+
+
+def unchecked_counts(conn: psycopg.Connection) -> dict[str, int]:
+    """Stored resolutions no source answered for, by why (outage, budget, offline)."""
+    return dict(conn.execute("SELECT unchecked, count(*) FROM screen_result WHERE unchecked "
+                             "IS NOT NULL GROUP BY unchecked ORDER BY unchecked").fetchall())
+
+
+def forget_unchecked(conn: psycopg.Connection) -> int:
+    """Drop the stored resolutions no source answered for, and make their works queueable
+    again; how many were dropped."""
+    with conn.transaction():
+        works = conn.execute(
+            "DELETE FROM screen_result s USING screen_reference r WHERE s.unchecked IS NOT "
+            "NULL AND r.identity = s.identity RETURNING r.work").fetchall()
+        conn.execute("UPDATE screen_work SET queued = false WHERE work = ANY(%s)",
+                     ([w for (w,) in works],))
+    return len(works)
 
 
 def submissions(conn: psycopg.Connection) -> list[str]:

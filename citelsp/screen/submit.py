@@ -45,8 +45,13 @@ def submit(folder: Path, settings: Settings, conn: psycopg.Connection,
             done.submissions += 1
         if progress is not None:
             progress(n + 1, len(paths))
+    done.queued_works = queue_pending(conn, queue_broker)
+    return done
+
+
+def queue_pending(conn: psycopg.Connection, queue_broker: queue.RedisBroker) -> int:
+    """Queue every work with a reference that has neither a result nor a job; how many."""
     works = store.unqueued_works(conn)
     queue.enqueue(queue_broker, works)
     store.mark_queued(conn, works)
-    done.queued_works = len(works)
-    return done
+    return len(works)

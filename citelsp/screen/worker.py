@@ -52,8 +52,10 @@ class Verifying:
                     in zip(rows, resolutions, strict=True) if last_try or not _outage(resolution)]
             async with await store.connect_async(self.db_url) as conn, conn.transaction():
                 for identity, resolution in keep:
+                    unchecked = resolution.unchecked
                     await conn.execute(store.STORE_RESULT, (
-                        identity, Jsonb(codec.encode(resolution)), self.name))
+                        identity, Jsonb(codec.encode(resolution)), self.name,
+                        unchecked.kind if unchecked is not None else None))
         except psycopg.Error as exc:
             log.warning("citelsp: the screening database failed (%s) — %s is tried again "
                         "later", store.first_line(exc), work)
