@@ -200,3 +200,35 @@ def test_an_entry_made_from_an_identifier_comes_from_the_index(index_file):
     assert by_doi.source == "crossref" and by_doi.doi == "10.1016/j.addr.2015.01.008"
     assert (by_arxiv.source, by_arxiv.title) == (
         "arxiv", "Heat-bath random walks with Markov bases")
+
+
+@pytest.mark.parametrize("said", ["1+records4", "1"])  # older parsers; before they were named
+def test_an_index_parsed_by_older_parsers_is_not_trusted(server, index_file, tmp_path, capsys,
+                                                         said):
+    """Its records may say what today's parsers no longer would (CACHE_VERSION 5 changed what
+    they give): status says to build it again, update refuses to mix, a check asks the
+    services as without an index and says why once."""
+    import shutil
+    import sqlite3
+
+    from citelsp.cli import main
+
+    stale = tmp_path / "stale.sqlite"
+    shutil.copy(index_file, stale)
+    with sqlite3.connect(stale) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (said,))
+    assert main(["index", "status", str(stale)]) == 2
+    err = capsys.readouterr().err
+    assert "its records were parsed by another citelsp's record parsers" in err
+    assert "build it again" in err
+    assert main(["index", "update", str(stale), "--dblp", str(index_file)]) == 2
+    assert "record parsers" in capsys.readouterr().err
+    (tmp_path / "refs.bib").write_text(sample_bib())
+    done = run_cli(server, "check", "refs.bib", "--format", "json", "--fail-on", "never",
+                   cache_dir=tmp_path / "cache", cwd=tmp_path, env={"CITELSP_INDEX": str(stale)})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("local index not used") == 1, done.stderr
+    assert server.requests  # the services answer, as without an index
+    summaries = [r["response_summary"] for o in json.loads(done.stdout)["outcomes"]
+                 for r in o["resolvers"].values()]
+    assert not any("snapshot" in (s or "") for s in summaries)

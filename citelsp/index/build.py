@@ -39,8 +39,14 @@ from citelsp.index.readers import (
 )
 from citelsp.resolution.identifiers import doi_prefix
 from citelsp.resolution.outcome import Record
+from citelsp.resolution.records import PARSER_VERSION
 
-SCHEMA_VERSION = "1"
+LAYOUT_VERSION = "1"
+SCHEMA_VERSION = f"{LAYOUT_VERSION}+records{PARSER_VERSION}"
+"""What an index says it is (``meta`` ``schema``): its tables' layout and the version of the
+record parsers that wrote its Records (``records.PARSER_VERSION``). Whatever holds it, an
+index that says otherwise is not read but built again: records older parsers wrote may say
+what today's would not, and an update must not mix the two."""
 BATCH = 5000
 PARALLEL_BYTES = 64 * 2**20
 """A folder larger than this is parsed by one process per core."""
@@ -344,8 +350,22 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     except sqlite3.DatabaseError:
         row = None
-    if row is None or row[0] != SCHEMA_VERSION:
+    if row is None:
         raise IndexFileError(f"{path}: not a citelsp index of this version (build it again)")
+    if (problem := version_problem(row[0])) is not None:
+        raise IndexFileError(f"{path}: {problem}")
+
+
+def version_problem(said: str | None) -> str | None:
+    """Why an index whose ``meta`` says ``said`` cannot be read, or None when it can."""
+    if said == SCHEMA_VERSION:
+        return None
+    layout, _, records = (said or "").partition("+records")
+    if layout == LAYOUT_VERSION:  # also an index from before the parsers' version was kept
+        return (f"its records were parsed by another citelsp's record parsers (version "
+                f"{records or 'not recorded'}; this one's are {PARSER_VERSION}): build it "
+                "again")
+    return "an index of another version (build it again)"
 
 
 def _drop_older_copies(db: sqlite3.Connection) -> None:

@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from citelsp.documents.text import normalize_title
-from citelsp.index.build import LABELS, SCHEMA_VERSION, decode
+from citelsp.index.build import LABELS, decode, version_problem
 from citelsp.index.keys import arxiv_key, doi_key, title_keys
 from citelsp.resolution.outcome import Record
 
@@ -173,8 +173,8 @@ class LocalIndex(IndexBackend):
                                       check_same_thread=False)
             self.db.execute("PRAGMA query_only = 1")
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is None or row[0] != SCHEMA_VERSION:
-                raise IndexOpenError(f"{path}: an index of another version (build it again)")
+            if (problem := version_problem(row[0] if row else None)) is not None:
+                raise IndexOpenError(f"{path}: {problem}")
             self.snapshots = {s.source: s for s in map(snapshot_of, self.db.execute(
                 f"SELECT {SOURCES_COLUMNS} FROM sources ORDER BY source"))}
         except sqlite3.DatabaseError as exc:

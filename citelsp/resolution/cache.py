@@ -35,9 +35,12 @@ from citelsp.resolution.outcome import (
     Record,
     Unreachable,
 )
+from citelsp.resolution.records import PARSER_VERSION
 
-CACHE_VERSION = "5"
-"""Bump whenever what is stored, how it is parsed, or what a lookup asks changes."""
+CACHE_VERSION = PARSER_VERSION
+"""Changes whenever what is stored, how it is parsed, or what a lookup asks changes: a parser's
+output through ``records.PARSER_VERSION`` (which local indexes carry too); a change to what a
+lookup asks alone by a suffix here (``f"{PARSER_VERSION}.1"``)."""
 
 DAY_S = 86400.0
 FOUND_TTL_DAYS = 90

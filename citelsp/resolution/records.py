@@ -19,6 +19,10 @@ from citelsp.resolution.http import HttpResponse
 from citelsp.resolution.identifiers import is_doi
 from citelsp.resolution.outcome import Found, NotFound, Record, Unreachable
 
+PARSER_VERSION = "5"
+"""The version of what the record parsers give. Bump it with any change to a parser's output:
+the answer cache (``CACHE_VERSION``) and local indexes store parsed Records, and are keyed by
+it so that records parsed by older code are never read as today's."""
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
 _DOI_URL = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", re.IGNORECASE)
 _YEAR = re.compile(r"^([0-9]{4})(?![0-9])")
