@@ -203,3 +203,33 @@ def test_rows_are_placed_once_per_snapshot(tmp_path):
     again = ws.snapshot()
     assert rows(again) is not rows(first)
     assert "DANGLING_CITATION" in {r.code for r in rows(first)} - {r.code for r in rows(again)}
+
+
+async def test_findings_moved_with_their_entries_are_those_placed_anew(tmp_path):
+    """After edits above and inside entries, the findings the workspace moved with their
+    entries (instead of placing them again) are the ones a fresh workspace places."""
+    text = MANY + BIB
+    uri = (tmp_path / "refs.bib").resolve().as_uri()
+    settings = Settings(offline=True, cache_dir=tmp_path / "cache")
+    ws = Workspace(settings, [tmp_path])
+    ws.open(uri, text)
+    refuted(ws, "a")
+    await ws.verify_now()
+    assert ws.problems(uri)
+    for edit in ("% a comment line\n{}", "{}% and one at the end\n"):
+        text = edit.format(text)
+        ws.open(uri, text)
+        await ws.verify_now()
+        fresh = Workspace(settings, [tmp_path])
+        fresh.open(uri, text)
+        refuted(fresh, "a")
+        await fresh.verify_now()
+        assert ws.problems(uri) == fresh.problems(uri)
+    text = text.replace("Work number 3", "Work number three")
+    ws.open(uri, text)
+    await ws.verify_now()
+    fresh = Workspace(settings, [tmp_path])
+    fresh.open(uri, text)
+    refuted(fresh, "a")
+    await fresh.verify_now()
+    assert ws.problems(uri) == fresh.problems(uri)

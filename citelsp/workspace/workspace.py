@@ -14,6 +14,7 @@ import operator
 import os
 import weakref
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from citelsp.config import Settings
@@ -323,21 +324,28 @@ class Workspace:
     def _placed(self, ref: Reference, citations: Sequence[Citation], uri: str, minimum: str
                 ) -> list[Problem]:
         """One reference's problems in ``uri``; the same objects while nothing they depend on
-        changed, so re-publishing 10,000 unchanged entries builds nothing new."""
+        changed, so re-publishing 10,000 unchanged entries builds nothing new. An entry that
+        an edit above it moved has its findings in its own file moved with it (a keystroke
+        in a 20,000-entry library does not place the half below it again)."""
         resolution = self.verifier.result_for(ref)
         if resolution is None:
             return []
         decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
-        key = (decision, stale, minimum, ref.span.start)  # an edit above moves the entry
+        key = (decision, stale, minimum)
+        span = ref.span
         by_uri = self._placed_memo.setdefault(ref, {})
         memo = by_uri.get(uri)
         if memo is not None and memo[0] is resolution and memo[1] == key and len(
                 memo[2]) == len(citations) and all(map(operator.is_, memo[2], citations)):
-            return memo[3]
+            if memo[4] == span:
+                return memo[3]
+            if uri == ref.uri and (moved := _moved(memo[3], uri, memo[4], span)) is not None:
+                by_uri[uri] = (resolution, key, memo[2], moved, span)
+                return moved
         result = self.result(ref, citations)
         placed = [] if result is None else [
             p for u, p in decided_problems(result, minimum) if u == uri]
-        by_uri[uri] = (resolution, key, tuple(citations), placed)
+        by_uri[uri] = (resolution, key, tuple(citations), placed, span)
         return placed
 
     def _suppressed(self, doc: Document) -> Suppressions:
@@ -511,6 +519,24 @@ def internal_error(exc: Exception) -> Problem:
     return Problem(code="INTERNAL_ERROR", span=Span(0, 0), severity=Severity.ERROR,
                    message=f"citelsp could not check this document ({type(exc).__name__}: "
                            f"{str(exc)[:200]}); please report it")
+
+
+def _moved(problems: list[Problem], uri: str, was: Span, now: Span) -> list[Problem] | None:
+    """``problems`` of an entry that moved from ``was`` to ``now`` unchanged, moved with it;
+    None when one of them (or a place it names in ``uri``) lies outside the entry, where
+    the edit may have been."""
+    delta = now.start - was.start
+    if now.end - was.end != delta:
+        return None
+    moved = []
+    for p in problems:
+        spans = [p.span, *(r.span for r in p.related if r.uri == uri)]
+        if not all(was.start <= s.start and s.end <= was.end for s in spans):
+            return None
+        related = tuple(replace(r, span=r.span.shifted(delta)) if r.uri == uri else r
+                        for r in p.related)
+        moved.append(replace(p, span=p.span.shifted(delta), related=related))
+    return moved
 
 
 def _holding(types: Sequence[str]) -> str:
