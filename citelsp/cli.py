@@ -19,7 +19,7 @@ from pathlib import Path
 from citelsp import __version__
 from citelsp.config import PRIORITIES, Settings
 from citelsp.index import command as index_command
-from citelsp.resolution import budget
+from citelsp.resolution import budget, cache_command
 from citelsp.screen import command as screen_command
 from citelsp.workspace import Listener, Snapshot, Workspace, folders_without_work
 from citelsp.workspace.inputs import expand_inputs
@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="commands:\n  citelsp check PATH...     check files and print a report\n"
                "  citelsp decide KEY ...    record a human decision about a reference\n"
                "  citelsp index ACTION ...  build, update or describe a local index\n"
+               "  citelsp cache ACTION      show, prune or clear the answer cache\n"
                "  citelsp screen ACTION ... screen many submissions with workers\n"
                "  citelsp serve             the language server on stdio (also --stdio)\n\n"
                "Run 'citelsp check --help' for its options, formats and exit codes.",
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     index_command.add_parser(sub)
     screen_command.add_parser(sub)
+    cache_command.add_parser(sub)
 
     decide = sub.add_parser(
         "decide", help="record a human decision about a reference", formatter_class=formatter,
@@ -225,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         return index_command.run(ns)
     if ns.command == "screen":
         return screen_command.run(ns)
+    if ns.command == "cache":
+        return cache_command.run(ns)
     parser.print_help(sys.stderr)
     return EXIT_USAGE
 

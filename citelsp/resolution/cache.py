@@ -1,7 +1,8 @@
 """The answer cache: what each source said, never what we decided from it.
 
 Entries are keyed by resolver, query form, normalized query and ``CACHE_VERSION``, and stored as
-JSON text (no pickles) in diskcache, which is safe for several processes sharing one directory.
+JSON text (no pickles) in a ``Store``: diskcache, which is safe for several processes sharing
+one directory, or a PostgreSQL table that a team shares (cache_postgres.py, ``cacheUrl``).
 The cache is an optimisation: any failure to read is a miss, any failure to write is ignored.
 Only our own database is ever rebuilt, and only when SQLite finds it damaged; a foreign file,
 a lock or a read-only file or directory leaves the cache read-only or off (cache_file.py).
@@ -18,7 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import diskcache
 import orjson
@@ -55,6 +57,32 @@ _LOCK_TIMEOUT_S = 2.0
 log = logging.getLogger("citelsp.cache")
 
 
+class Store(Protocol):
+    """Where the JSON text of answers lives: what ``AnswerCache`` uses of ``diskcache.Cache``
+    (also ``cache_file.ReadOnlyStore`` and ``cache_postgres.PostgresStore``). A store without
+    ``lists_keys = False`` can list its keys cheaply (``pass_over``)."""
+
+    def get(self, key: str) -> object: ...
+    def set(self, key: str, value: str, expire: float | None = None) -> object: ...
+    def delete(self, key: str) -> object: ...
+    def clear(self) -> object: ...
+    def close(self) -> None: ...
+
+
+class Unavailable(Exception):
+    """A maintenance command cannot use the cache (``citelsp cache``): why, in words."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """Stored answers of one cache version and resolver, for ``citelsp cache stats``."""
+
+    version: str
+    resolver: str
+    live: int
+    expired: int
+
+
 @dataclass(frozen=True)
 class CachedAnswer:
     answer: Answer
@@ -65,21 +93,24 @@ class CachedAnswer:
 
 
 class AnswerCache:
-    """Answers by (resolver, form, query) under one directory, shared safely between processes."""
+    """Answers by (resolver, form, query) under one directory, or in the PostgreSQL database
+    ``url`` names, shared safely between processes."""
 
     def __init__(
         self,
         directory: Path,
         *,
+        url: str | None = None,
         version: str = CACHE_VERSION,
         stale_days: int = 30,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._directory = Path(directory)
+        self._url = url
         self._version = version
         self._stale_days = stale_days
         self._clock = clock
-        self._cache: diskcache.Cache | cache_file.ReadOnlyStore | None = self._open()
+        self._cache: Store | None = self._open_shared() if url else self._open()
         self._present: set[str] | None = None
         """The keys stored when a ``pass_over`` began (and those stored since)."""
         self._told: set[tuple[str, str]] = set()
@@ -92,7 +123,7 @@ class AnswerCache:
         query: a pass over a library that is mostly not cached (offline, or opened for the
         first time) asked SQLite 27,000 times for 11,000 references. An answer another
         process stores meanwhile is missed, and looked up again as if it were not cached."""
-        if self._cache is None:
+        if self._cache is None or not getattr(self._cache, "lists_keys", True):
             yield
             return
         try:
@@ -186,6 +217,72 @@ class AnswerCache:
                 log.debug("closing the answer cache failed", exc_info=True)
             self._cache = None
 
+    @property
+    def where(self) -> str:
+        """The directory, or the database URL without its password."""
+        return str(self._directory) if not self._url else getattr(self._cache, "where", "")
+
+    def stats(self) -> list[Row]:
+        """Stored answers by version and resolver (``citelsp cache stats``)."""
+        store = self._store()
+        if hasattr(store, "rows"):
+            return store.rows()
+        counts: dict[tuple[str, str], list[int]] = {}
+        now = self._clock()
+        for _, key, entry in self._entries(store):
+            count = counts.setdefault((str(key[0]), str(key[1])), [0, 0])
+            count[0 if entry is not None and now < float(entry["expires_at"]) else 1] += 1
+        return [Row(v, r, live, expired) for (v, r), (live, expired) in sorted(counts.items())]
+
+    def prune(self) -> int:
+        """Remove expired answers and those of other versions; how many
+        (``citelsp cache prune``)."""
+        store = self._store()
+        if hasattr(store, "prune"):
+            return store.prune(self._version)
+        now = self._clock()
+        gone = [raw for raw, key, entry in self._entries(store) if entry is None
+                or key[0] != self._version or now >= float(entry["expires_at"])]
+        for raw in gone:
+            store.delete(raw)
+        return len(gone)
+
+    def purge(self) -> int:
+        """Remove every answer; how many there were (``citelsp cache clear``)."""
+        store = self._store()
+        if hasattr(store, "rows"):
+            return store.clear()
+        return int(store.clear() or 0)
+
+    def _store(self) -> Store:
+        """The store for a maintenance command; ``Unavailable`` when there is none to change."""
+        if isinstance(self._cache, cache_file.ReadOnlyStore):
+            raise Unavailable(f"the answer cache in {self.where} is read-only or held by "
+                              "another process")
+        if self._cache is None:
+            where = shown_url(self._url) if self._url else self.where
+            raise Unavailable(f"the answer cache in {where} could not be opened")
+        return self._cache
+
+    @staticmethod
+    def _entries(store: Any) -> Iterator[tuple[str, list, dict | None]]:
+        """Each key of a local store, decoded, with its entry (None when unreadable)."""
+        for raw_key in list(store.iterkeys()):
+            try:
+                key = json.loads(raw_key)
+            except ValueError:
+                continue
+            if not isinstance(key, list) or len(key) != 4:
+                continue
+            try:
+                raw = store.get(raw_key)
+                entry = _loads(raw) if isinstance(raw, str) else None
+                if entry is not None:
+                    float(entry["expires_at"])
+            except (ValueError, KeyError, TypeError):
+                entry = None
+            yield raw_key, key, entry
+
     def _key(self, resolver: str, form: str, query: str) -> str:
         """``json.dumps([version, resolver, form, normalized query])``, built from its parts
         (a fifth of ``json.dumps``'s time, which an offline pass paid 27,000 times). The
@@ -213,6 +310,22 @@ class AnswerCache:
             return self._connect()
         except Exception as exc:
             log.warning("answer cache in %s off (%s: %s)", directory, type(exc).__name__, exc)
+            return None
+
+    def _open_shared(self) -> Store | None:
+        """The PostgreSQL store ``url`` names; ``None`` (the cache off, said once) when
+        psycopg is missing or the database is not one this citelsp can use. An unreachable
+        database is not such a case: the store keeps trying to reach it."""
+        try:
+            from citelsp.resolution import cache_postgres
+        except ImportError as exc:
+            log.warning("citelsp: the shared cache needs psycopg (pip install 'citelsp[team]'); "
+                        "the answer cache is off (%s)", exc)
+            return None
+        try:
+            return cache_postgres.PostgresStore(self._url or "", clock=self._clock)
+        except Unavailable as exc:
+            log.warning("citelsp: %s; the answer cache is off", exc)
             return None
 
     def _connect(self) -> diskcache.Cache | cache_file.ReadOnlyStore:
@@ -261,6 +374,18 @@ def _loads(raw: str) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:  # an escaped lone surrogate: only json reads it
         return json.loads(raw)
+
+
+def shown_url(url: str) -> str:
+    """A database URL without its password, for messages."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = f":{parts.port}" if parts.port else ""
+        user = f"{parts.username}@" if parts.username else ""
+        return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+    except ValueError:
+        return url.split("://", 1)[0] + "://…"
 
 
 _string = json.encoder.encode_basestring_ascii

@@ -89,6 +89,7 @@ class Engine:
         self.cache = (
             answer_cache.AnswerCache(
                 settings.cache_dir,
+                url=settings.cache_url,
                 version=answer_cache.CACHE_VERSION,
                 stale_days=settings.stale_days,
             )
