@@ -143,7 +143,7 @@ def rename_locations(view: View, key: str) -> list[Location]:
 
 def similar_keys(view: View, manuscript: Manuscript, key: str) -> list[str]:
     """Keys of the manuscript's bibliographies a mistyped ``key`` probably meant."""
-    keys = list(view.graph.keys(manuscript))
+    keys = list(view.keys(manuscript))
     folded = {k.casefold(): k for k in keys}
     close = difflib.get_close_matches(key.casefold(), list(folded), n=3, cutoff=0.75)
     found = [folded[k] for k in close]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citelsp.documents.model import Bibliography, Citation, Manuscript, Reference
+from citelsp.documents.model import Citation, Manuscript, Reference
 from citelsp.documents.parse import Document
-from citelsp.workspace.graph import CitationGraph, Resolved, citation_at, reference_at
+from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
 from citelsp.workspace.snapshot import ReferenceResult
 from citelsp.workspace.workspace import Workspace
 
@@ -37,22 +37,16 @@ class View:
 
     def references_at(self, doc: Document, offset: int) -> list[Reference]:
         """The references a citation under the cursor names, or the entry under it."""
-        return self._workspace.references_at(doc, offset)
-
-    def references_of(self, manuscript: Manuscript, citation: Citation) -> Resolved:
-        return self.graph.references_of(manuscript, citation)
-
-    def bibliographies(self, manuscript: Manuscript) -> list[Bibliography]:
-        return self.graph.bibliographies(manuscript)
+        if isinstance(doc, Manuscript) and (citation := citation_at(doc, offset)) is not None:
+            return [] if citation.wildcard else list(
+                self.graph.references_of(doc, citation).references)
+        bib = doc.inline if isinstance(doc, Manuscript) else doc
+        ref = reference_at(bib, offset) if bib is not None else None
+        return [ref] if ref is not None else []
 
     def keys(self, manuscript: Manuscript) -> dict[str, Reference]:
         """Key → first reference of the manuscript's bibliographies."""
         return self.graph.keys(manuscript)
-
-    def entry_at(self, doc: Document, offset: int) -> Reference | None:
-        """The entry under the cursor: in a bibliography, or in a manuscript's front matter."""
-        bib = doc.inline if isinstance(doc, Manuscript) else doc
-        return reference_at(bib, offset) if bib is not None else None
 
     def result(self, ref: Reference) -> ReferenceResult | None:
         """The verdict as verification left it; None while it has not been checked."""

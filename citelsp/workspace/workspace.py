@@ -41,7 +41,7 @@ from citelsp.verdict.reasons import PRIORITY_ORDER, severity_priority
 from citelsp.workspace.checks import LocalChecks, how_to_name_a_bibliography
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
-from citelsp.workspace.graph import CitationGraph, citation_at, reference_at
+from citelsp.workspace.graph import CitationGraph
 from citelsp.workspace.problems import decided_problems
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
@@ -225,25 +225,6 @@ class Workspace:
 
     def open_uris(self) -> list[str]:
         return [u for u, d in self.corpus.open.items() if d is not None]
-
-    # -- what is under the cursor ----------------------------------------------------------
-
-    def citation_at(self, doc: Document, offset: int) -> Citation | None:
-        return citation_at(doc, offset) if isinstance(doc, Manuscript) else None
-
-    def references_at(self, doc: Document, offset: int) -> list[Reference]:
-        """The references a citation under the cursor names, or the entry under it."""
-        bib: Bibliography | None
-        if isinstance(doc, Manuscript):
-            citation = citation_at(doc, offset)
-            if citation is not None:
-                return [] if citation.wildcard else list(
-                    self.graph.references_of(doc, citation).references)
-            bib = doc.inline
-        else:
-            bib = doc
-        ref = reference_at(bib, offset) if bib is not None else None
-        return [ref] if ref is not None else []
 
     # -- results ---------------------------------------------------------------------------
 
