@@ -63,6 +63,20 @@ bibliography: refs.bib
     assert "`10.5555/attention.1`" in text
 
 
+@pytest.mark.parametrize(("name", "line"), [
+    ("paper.tex", "\\citep[see][p.~4]{vaswani2017, kn$0uth1984}"),
+    ("paper.md", "{cite:p}`kn$0uth1984`"),
+    ("paper.md", "Claim<!--ref:kn$0uth1984--><!--anchor:page:4-->"),
+])
+def test_hover_in_every_citation_syntax(tmp_path, name, line):
+    head = "\\bibliography{refs}" if name.endswith(".tex") else \
+        "---\nbibliography: refs.bib\n---"
+    fx = fixture(tmp_path, LIBRARY + f"%! {name}\n{head}\n{line}\n")
+    found = hover.hover(*fx.at())
+    assert found is not None and [e.reference.key for e in found.entries] == ["knuth1984"]
+    assert fx.text_at(fx.uris[name], found.span) == "knuth1984"
+
+
 def test_hover_on_an_entry_shows_it_and_its_key_is_the_range(tmp_path):
     fx = fixture(tmp_path, """\
 %! refs.bib
@@ -165,6 +179,19 @@ def test_completion_in_latex_citation_commands(tmp_path, line):
 """)
     found = completion.completions(*fx.at())
     assert found is not None and {c.key for c in found} == {"vaswani2017", "knuth1984"}
+
+
+@pytest.mark.parametrize("line", ["Claim<!--ref:kn$0", "{cite:p}`vaswani2017; kn$0"])
+def test_completion_in_ref_markers_and_myst_roles(tmp_path, line):
+    fx = fixture(tmp_path, LIBRARY + f"""\
+%! paper.md
+---
+bibliography: refs.bib
+---
+{line}
+""")
+    found = completion.completions(*fx.at())
+    assert found is not None and [c.key for c in found] == ["knuth1984"]
 
 
 def test_no_completion_outside_a_key_position_or_in_a_bibliography(tmp_path):
