@@ -489,3 +489,38 @@ attention<!--ref:attention-pa$0per--><!--anchor:page:4-->
     assert fx.places(navigation.definitions(*fx.at())) == [("refs.bib", "vaswani2017")]
     assert navigation.references_at(*fx.at(), include_declaration=True)
     assert fixes.fixes(*fx.at())
+
+
+def test_queries_change_nothing_the_workspace_shows(tmp_path):
+    """Every feature at every offset of every file: the documents, the links between them
+    and what verification was asked stay as the notifications left them."""
+    fx = fixture(tmp_path, LIBRARY + """\
+%! paper.md
+---
+bibliography: refs.bib
+---
+[@vaswani2017; @ghost] {cite}`knuth1984`
+%! chapter.tex (closed)
+\\bibliography{refs}
+\\cite{knuth1984}
+""")
+    fx.read_workspace()
+    ws = fx.workspace
+
+    def state():
+        return (ws.corpus.generation, dict(ws.corpus.open), dict(ws.corpus._disk),
+                {u: set(m) for u, m in ws.graph._users.items()}, dict(ws.graph._uses),
+                ws.graph.workspace_read, dict(ws.verifier._queued), dict(ws.verifier.results))
+
+    before = state()
+    for name in ("refs.bib", "paper.md"):
+        doc = fx.doc(name)
+        for offset in range(len(doc.text) + 1):
+            hover.hover(fx.view, doc, offset)
+            completion.completions(fx.view, doc, offset)
+            fixes.fixes(fx.view, doc, offset, client_prompts=True)
+            navigation.definitions(fx.view, doc, offset)
+            navigation.references_at(fx.view, doc, offset, include_declaration=True)
+            navigation.rename(fx.view, doc, offset, "renamed")
+        symbols.symbols(doc)
+    assert state() == before
