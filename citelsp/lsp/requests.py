@@ -1,5 +1,7 @@
 """Requests: each converts the client's position in, asks a feature of ``citelsp.workspace``
-on a read-only view, and converts the answer out. None of them changes the workspace."""
+on a read-only view, and converts the answer out. What notifications left to do first is
+done first: the document's own pending edits are parsed, and find-references and rename
+wait for the background read of the workspace's files; the features change nothing."""
 
 from __future__ import annotations
 
