@@ -70,6 +70,7 @@ def start_worker(server: ApiServer, *args: str, db: str, queue: str, cwd: Path,
 def finished(worker: subprocess.Popen[str], timeout: float = 240) -> str:
     _out, err = worker.communicate(timeout=timeout)
     assert worker.returncode == 0, err
+    assert "Traceback" not in err, err  # its engine closed on its event loop, say
     return err
 
 

@@ -90,7 +90,7 @@ def declare(queue_broker: RedisBroker, job: Job, *,
         return isinstance(exc, StoreUnavailable) or (
             isinstance(exc, SourcesUnreachable) and retries < outage_retries)
 
-    queue_broker.add_middleware(_Closing(job), before=AsyncIO)
+    queue_broker.add_middleware(_Closing(job), after=AsyncIO)  # after hooks run in reverse
     return dramatiq.actor(verify_work, broker=queue_broker, actor_name=ACTOR, queue_name=QUEUE,
                           retry_when=retry_when, min_backoff=10_000, max_backoff=300_000,
                           time_limit=TIME_LIMIT_MS)
