@@ -301,6 +301,7 @@ def test_a_restart_is_said_once_and_loses_no_answer(own_server, tmp_path, caplog
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _logged(caplog, "reachable again"):
         time.sleep(0.1)
+        answers.get("crossref", "doi", "10.1/before")  # said on the caller's thread
     assert _logged(caplog, "reachable again; 50 answers that waited stored") == 1
     assert answers.get("crossref", "doi", "10.1/before").answer == Found((RECORD,))
     answers.close()
@@ -439,3 +440,35 @@ def test_check_carries_on_through_a_restart_and_loses_nothing(own_server, tmp_pa
     print(f"first run: {during} requests, the database down from request {asked} to "
           f"{asked + 3}; second run: {len(server.requests) - during} requests, "
           f"{len(asked_again(server, during))} of them answered before")
+
+
+async def test_the_engine_tells_its_writer_once(own_server, api_server, tmp_path):
+    """The editor and the command line hear of the outage through the engine's notices."""
+    from citelsp.resolution.engine import Engine
+
+    said: list[str] = []
+    engine = Engine(api_server.settings(cache_url=own_server.url, cache_dir=tmp_path),
+                    notice=said.append)
+    own_server.stop()
+    for i in range(20):
+        engine.cache.put("crossref", "doi", f"10.1/{i}", NotFound())
+        assert engine.cache.get("crossref", "doi", "10.1/absent") is None
+    own_server.start()
+    await engine.aclose()
+    assert [m.split(" (")[0] for m in said] == [
+        f"citelsp: the shared cache {own_server.url} is unreachable",
+        f"citelsp: the shared cache {own_server.url} is reachable again; 20 answers that "
+        "waited stored"]
+    assert len(rows(own_server.url)) == 20
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "postgresql://db:notaport/x"])
+def test_a_url_that_cannot_be_a_database_is_said_never_raised(url, tmp_path, caplog,
+                                                              monkeypatch):
+    monkeypatch.setattr(cache_postgres, "CLOSING_WAIT_S", 0.5)
+    caplog.set_level(logging.WARNING, "citelsp.cache")
+    answers = AnswerCache(tmp_path, url=url)
+    answers.put("crossref", "doi", "10.1/x", NotFound())
+    answers.get("crossref", "doi", "10.1/x")
+    answers.close()
+    assert len(caplog.records) >= 1 and "citelsp:" in caplog.records[0].getMessage()

@@ -104,8 +104,12 @@ class AnswerCache:
         version: str = CACHE_VERSION,
         stale_days: int = 30,
         clock: Callable[[], float] = time.time,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
+        """``notice`` tells the writer when a shared cache goes and comes back (default: a
+        warning in the log)."""
         self._directory = Path(directory)
+        self._notice = notice or log.warning
         self._url = url
         self._version = version
         self._stale_days = stale_days
@@ -316,16 +320,21 @@ class AnswerCache:
         """The PostgreSQL store ``url`` names; ``None`` (the cache off, said once) when
         psycopg is missing or the database is not one this citelsp can use. An unreachable
         database is not such a case: the store keeps trying to reach it."""
+        url = self._url or ""
+        if urlsplit(url).scheme not in ("postgresql", "postgres"):
+            self._notice(f"citelsp: the cache URL {shown_url(url)} is not a PostgreSQL URL "
+                         "(postgresql://user@host/database); the answer cache is off")
+            return None
         try:
             from citelsp.resolution import cache_postgres
         except ImportError as exc:
-            log.warning("citelsp: the shared cache needs psycopg (pip install 'citelsp[team]'); "
-                        "the answer cache is off (%s)", exc)
+            self._notice("citelsp: the shared cache needs psycopg (pip install "
+                         f"'citelsp[team]'); the answer cache is off ({exc})")
             return None
         try:
-            return cache_postgres.PostgresStore(self._url or "", clock=self._clock)
+            return cache_postgres.PostgresStore(url, clock=self._clock, notice=self._notice)
         except Unavailable as exc:
-            log.warning("citelsp: %s; the answer cache is off", exc)
+            self._notice(f"citelsp: {exc}; the answer cache is off")
             return None
 
     def _connect(self) -> diskcache.Cache | cache_file.ReadOnlyStore:

@@ -75,12 +75,17 @@ class PostgresStore:
     """``AnswerCache.pass_over`` does not list a shared table's keys: it may hold millions."""
 
     def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
+                 notice: Callable[[str], None] | None = None,
                  retry_s: tuple[float, ...] = RETRY_S,
                  closing_wait_s: float | None = None) -> None:
         """Connects and creates the schema if needed; raises ``Unavailable`` only for a
         schema this citelsp cannot use. An unreachable database is retried in the
-        background, with one message."""
+        background, with one message. ``notice`` tells the writer (default: a warning),
+        always on the thread that called the store."""
         self.where = shown_url(url)
+        self._notice = notice or log.warning
+        self._news: list[str] = []
+        """Messages for ``notice``, said at the next call (the retry thread's too)."""
         self._url = url
         self._clock = clock
         self._retry_s = retry_s
@@ -100,10 +105,12 @@ class PostgresStore:
             raise
         except Exception as exc:
             self._went_down(exc)
+        self._tell()
 
     # --- what AnswerCache calls -------------------------------------------------------------
 
     def get(self, key: str) -> str | None:
+        self._tell()
         with self._lock:
             waiting = self._pending.get(key)
             if waiting is not None:
@@ -120,6 +127,7 @@ class PostgresStore:
         return row[0] if row is not None else None
 
     def set(self, key: str, value: str, expire: float | None = None) -> None:
+        self._tell()
         with self._lock:
             entry = (value, float(expire or 0.0), self._clock())
             conn = self._conn
@@ -160,15 +168,16 @@ class PostgresStore:
                 self._flush(self._conn)
             lost = self._lost + len(self._pending)
             if lost:
-                log.warning("citelsp: %d answer%s could not be stored in the shared cache %s "
-                            "(unreachable); the next run looks them up again", lost,
-                            "s" if lost != 1 else "", self.where)
+                self._news.append(f"citelsp: {lost} answer{'s' if lost != 1 else ''} could not "
+                                  f"be stored in the shared cache {self.where} ({self._why}); "
+                                  "the next run looks them up again")
             self._pending.clear()
             self._lost = 0
             if self._conn is not None:
                 with contextlib.suppress(Exception):
                     self._conn.close()
                 self._conn = None
+        self._tell()
 
     # --- maintenance (citelsp cache) --------------------------------------------------------
 
@@ -245,8 +254,8 @@ class PostgresStore:
                 self._conn.close()
             self._conn = None
         self._why = _reason(exc)
-        log.warning("citelsp: the shared cache %s is unreachable (%s); looking answers up "
-                    "live and storing them when it is back", self.where, self._why)
+        self._news.append(f"citelsp: the shared cache {self.where} is unreachable ({self._why}); "
+                          "looking answers up live and storing them when it is back")
         if not self._closing.is_set() and (self._retrying is None
                                            or not self._retrying.is_alive()):
             self._retrying = threading.Thread(target=self._retry, name="citelsp-cache-retry",
@@ -281,13 +290,12 @@ class PostgresStore:
                     return False
                 self._lost += len(self._pending)  # the database refuses them: reported at close
                 self._pending.clear()
-                log.warning("citelsp: the shared cache %s refused the answers that waited (%s)",
-                            self.where, _reason(exc))
+                self._why = _reason(exc)
                 stored = 0
             self._conn = conn
-        log.warning("citelsp: the shared cache %s is reachable again%s", self.where,
-                    f"; {stored} answer{'s' if stored != 1 else ''} that waited stored"
-                    if stored else "")
+            self._news.append(f"citelsp: the shared cache {self.where} is reachable again"
+                              + (f"; {stored} answer{'s' if stored != 1 else ''} that waited "
+                                 "stored" if stored else ""))
         return True
 
     def _flush(self, conn) -> int:
@@ -301,6 +309,14 @@ class PostgresStore:
             if self._pending.get(key) is entry:
                 del self._pending[key]
         return len(waiting)
+
+    def _tell(self) -> None:
+        """Say what happened since the last call, on the caller's thread."""
+        if self._news:
+            with self._lock:
+                news, self._news = self._news, []
+            for message in news:
+                self._notice(message)
 
     def _wait(self, key: str, entry: tuple[str, float, float]) -> None:
         self._pending.pop(key, None)

@@ -92,6 +92,7 @@ class Engine:
                 url=settings.cache_url,
                 version=answer_cache.CACHE_VERSION,
                 stale_days=settings.stale_days,
+                notice=notice,
             )
             if use
             else None
