@@ -287,11 +287,13 @@ def _logged(caplog, words: str) -> int:
     return sum(words in r.getMessage() for r in caplog.records)
 
 
-def test_a_restart_is_said_once_and_loses_no_answer(own_server, tmp_path, caplog, monkeypatch):
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+def test_a_restart_is_said_once_and_loses_no_answer(own_server, tmp_path, caplog, mode):
+    """``immediate``: the server dies without a shutdown (recovery at the next start)."""
     caplog.set_level(logging.WARNING, "citelsp.cache")
     answers = AnswerCache(tmp_path, url=own_server.url)
     answers.put("crossref", "doi", "10.1/before", Found((RECORD,)))
-    own_server.stop()
+    own_server.stop(mode)
     for i in range(50):  # lookups carry on: misses, and writes that wait
         assert answers.get("crossref", "doi", f"10.1/{i}") is None
         answers.put("crossref", "doi", f"10.1/{i}", Handle(True))
