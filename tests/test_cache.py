@@ -550,3 +550,40 @@ def test_a_full_cache_disk_is_logged_once(small_disk, clock, caplog):
     failures = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
     assert len(failures) == 1, failures[:3]
     assert "full" in failures[0] and "the same failure again is not logged" in failures[0]
+
+
+def test_stats_prune_and_purge_of_the_local_cache(tmp_path, clock):
+    answers = AnswerCache(tmp_path, clock=clock)
+    answers.put("crossref", "doi", "10.1/a", NotFound())
+    answers.put("crossref", "doi", "10.1/b", Found((RECORD,)))
+    answers.put("openalex", "doi", "10.1/b", Found((RECORD,)))
+    AnswerCache(tmp_path, version=OTHER_VERSION, clock=clock).put(
+        "crossref", "doi", "10.1/a", NotFound())
+    clock.advance(8)  # the not-found answer has expired
+    assert [(r.version, r.resolver, r.live, r.expired) for r in answers.stats()] == [
+        (CACHE_VERSION, "crossref", 1, 1), (CACHE_VERSION, "openalex", 1, 0),
+        (OTHER_VERSION, "crossref", 0, 1)]
+    assert answers.prune() == 2
+    assert answers.get("crossref", "doi", "10.1/b") is not None
+    assert answers.purge() == 2
+    assert answers.stats() == []
+    answers.close()
+
+
+def test_cache_commands_on_the_local_cache(tmp_path, monkeypatch, capsys):
+    from citelsp.cli import main
+
+    monkeypatch.delenv("CITELSP_CACHE_URL", raising=False)
+    monkeypatch.setenv("CITELSP_CACHE_DIR", str(tmp_path))
+    answers = AnswerCache(tmp_path)
+    answers.put("crossref", "doi", "10.1/a", Found((RECORD,)))
+    answers.close()
+    assert main(["cache", "stats"]) == 0
+    assert capsys.readouterr().out == (f"answer cache: {tmp_path}\nversion {CACHE_VERSION} "
+                                       "(current): 1 answer (crossref 1)\n")
+    assert main(["cache", "prune"]) == 0
+    assert capsys.readouterr().out.startswith("pruned 0 answers")
+    assert main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out == f"cleared 1 answer from {tmp_path}\n"
+    assert main(["cache", "stats"]) == 0
+    assert capsys.readouterr().out.endswith("empty\n")
