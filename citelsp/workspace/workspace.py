@@ -314,7 +314,9 @@ class Workspace:
         decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
         key = (decision, stale, minimum)
         span = ref.span
-        by_uri = self._placed_memo.setdefault(ref, {})
+        by_uri = self._placed_memo.get(ref)
+        if by_uri is None:  # not setdefault: a weak dictionary's makes a weak reference each time
+            by_uri = self._placed_memo[ref] = {}
         memo = by_uri.get(uri)
         if memo is not None and memo[0] is resolution and memo[1] == key and len(
                 memo[2]) == len(citations) and all(map(operator.is_, memo[2], citations)):
