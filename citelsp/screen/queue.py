@@ -36,11 +36,12 @@ TIME_LIMIT_MS = 3_600_000
 log = logging.getLogger(__name__)
 
 
-class SourcesUnreachable(Exception):
-    """No source could be reached for some references of the work: try it again later."""
+class SourcesUnreachable(dramatiq.Retry):
+    """No source could be reached for some references of the work: try it again later (a
+    ``Retry``: the worker says so in a line of its own, Dramatiq logs no traceback)."""
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(dramatiq.Retry):
     """The database could not be used: the job is tried again until it can."""
 
 

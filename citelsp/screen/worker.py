@@ -63,8 +63,9 @@ class Verifying:
         log.info("%s: %d of %d reference(s) verified in %.1f s", work, len(keep), len(rows),
                  time.monotonic() - started)
         if len(keep) < len(rows):
-            raise SourcesUnreachable(f"{work}: no source could be reached for "
-                                     f"{len(rows) - len(keep)} reference(s)")
+            why = f"{work}: no source could be reached for {len(rows) - len(keep)} reference(s)"
+            log.warning("citelsp: %s — tried again later", why)
+            raise SourcesUnreachable(why)
 
     def engine(self) -> Engine:
         """Made on the event loop by the first job (its HTTP client belongs to that loop)."""
