@@ -26,6 +26,7 @@ from citelsp.resolution.budget import (
 )
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.http import HttpClient
+from citelsp.resolution.outcome import Outcome
 from citelsp.verdict.judge import judge
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.verification import Listener, Verifier
@@ -116,13 +117,25 @@ def test_two_processes_share_one_budget(tmp_path):
 def test_the_waiting_statement_names_the_references_and_the_way_out():
     reason = ("OpenAlex unreachable: budget spent: OpenAlex search budget for today spent "
               "($0.01 a day without an API key); asked again tomorrow")
-    spent = waits_for(["Crossref: no exact title", reason])
+    spent = waits_for([Outcome("crossref", "unmatched", "title", "Crossref: no exact title"),
+                       Outcome("openalex", "unreachable", None, reason, unchecked="budget")])
     assert spent is not None
     said = waiting_statement(spent, ["a", "b"])
     assert said.startswith("OpenAlex search budget for today spent; 2 references wait for "
                            "tomorrow or an API key")
     assert said.endswith(": a, b")
-    assert waits_for(["OpenAlex unreachable: HTTP 503"]) is None
+    assert waits_for([Outcome("openalex", "unreachable", None,
+                              "OpenAlex unreachable: HTTP 503", unchecked="outage")]) is None
+
+
+def test_only_an_outcome_not_asked_for_budget_waits_for_one():
+    """Words are not a kind: an outage, or a near match whose title quotes the budget's
+    message, waits for no budget."""
+    quoted = ("Crossref: no exact title; nearest: 'budget spent: OpenAlex search budget for "
+              "today spent ($0.01 a day without an API key)'")
+    assert waits_for([Outcome("crossref", "unmatched", "title", quoted)]) is None
+    assert waits_for([Outcome("crossref", "unreachable", None, quoted,
+                              unchecked="outage")]) is None
 
 
 TITLES = [f"A study of budgets number {n}" for n in range(14)]

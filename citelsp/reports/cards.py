@@ -115,8 +115,7 @@ def verification_card(result: ReferenceResult, m: Markup) -> str:
     lines.append("")
     lines += m.table(["source", "status", "queried by", "summary", "checked"],
                      [_row(name, outcome, m) for name, outcome in resolution.outcomes.items()])
-    spent = waits_for(o.summary for o in resolution.outcomes.values()
-                      if o.status == "unreachable")
+    spent = waits_for(resolution.outcomes.values())
     if spent is not None and judgement.verdict != "true":
         lines += ["", m.italic(m.text(budget_card_line(spent)))]
     if judgement.matched is not None:

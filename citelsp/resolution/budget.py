@@ -27,9 +27,13 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citelsp.config import DEFAULT_ENDPOINTS, SOURCE_NAMES, Settings
 from citelsp.resolution import terms
+
+if TYPE_CHECKING:
+    from citelsp.resolution.outcome import Outcome
 
 log = logging.getLogger("citelsp.budget")
 
@@ -198,12 +202,14 @@ class DailyBudget:
                 f"(${usd:g} a day {how}); asked again tomorrow")
 
 
-def waits_for(summaries: Iterable[str]) -> str | None:
+def waits_for(outcomes: Iterable[Outcome]) -> str | None:
     """The spent budget a reference waits for ("OpenAlex search budget for today spent, …
-    without an API key"), read from its outcomes' summaries, or None."""
-    for summary in summaries:
-        if SPENT in summary and (m := _WAITS.search(summary)):
-            keyless = "without an API key" in summary[m.end():]
+    without an API key"), named in the summary of an outcome not asked for want of budget
+    (``unchecked`` "budget"; any other outcome's words, a record's title among them, never
+    count), or None."""
+    for outcome in outcomes:
+        if outcome.unchecked == "budget" and (m := _WAITS.search(outcome.summary)):
+            keyless = "without an API key" in outcome.summary[m.end():]
             return m.group(1) + (_KEYLESS if keyless else "")
     return None
 

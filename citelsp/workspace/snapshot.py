@@ -119,8 +119,7 @@ class Snapshot:
         for result in self.results:
             if result.judgement.verdict == "true":
                 continue
-            spent = waits_for(o.summary for o in result.resolution.outcomes.values()
-                              if o.status == "unreachable")
+            spent = waits_for(result.resolution.outcomes.values())
             if spent is not None:
                 waiting.setdefault(spent, []).append(result.reference.key)
         return waiting

@@ -415,8 +415,7 @@ class Verifier:
         if self.engine is not None and refused_for_want_of_key(resolution.outcomes,
                                                                self.engine.settings):
             self._tell(f"citelsp: {OPENALEX_KEY_ADVICE}")
-        spent = waits_for(o.summary for o in resolution.outcomes.values()
-                          if o.status == "unreachable")
+        spent = waits_for(resolution.outcomes.values())
         if spent is not None:
             self._tell(budget_notice(spent))
 
