@@ -32,6 +32,7 @@ from citelsp.resolution.sources import Sources
 if TYPE_CHECKING:
     from citelsp.index.query import LocalIndexes
     from citelsp.resolution.lookups import Lookups
+    from citelsp.resolution.redis_pacing import Claims
 
 RETRACTION_SOURCES = ("crossref", "openalex")
 """Where retraction status comes from: Crossref ``updated-by``/``update-to``, OpenAlex."""
@@ -82,6 +83,9 @@ class Context:
     """Ask every source, not only those the request plan needs (``citelsp.triangulate``)."""
     index: LocalIndexes | None = None
     """The local index of snapshots, asked before any service (``citelsp.index``)."""
+    claims: Claims | None = None
+    """Questions other processes are asking (``redis_pacing``): their answers come to the
+    cache."""
 
 
 @dataclass
@@ -152,7 +156,31 @@ async def ask(ctx: Context, resolver: str, form: str, query: str,
 
 async def _asked_live(ctx: Context, resolver: str, form: str, query: str,
                       call: Callable[[], Awaitable[Answer]]) -> tuple[Answer, datetime]:
-    answer = await call()
+    """Ask and store; with ``claims`` (processes pacing together, which share the cache
+    folder on one machine or the cache database) only one process asks a question at a
+    time, and the others take its answer from the cache."""
+    cache, claims = ctx.cache, ctx.claims
+    question = f"{resolver}\0{form}\0{query.strip().lower()}"
+    mine = await claims.claim(question) if claims is not None and cache is not None else None
+    while mine is False:  # another process asked it: its answer is in the cache, if it got one
+        assert cache is not None and claims is not None
+        hit = cache.get(resolver, form, query)
+        if hit is not None:
+            return hit.answer, hit.stored_at
+        mine = await claims.claim(question)
+    if not mine:
+        return await _stored(ctx, resolver, form, query, await call())
+    assert claims is not None and cache is not None
+    async with claims.held(question):
+        # Another process may have stored it between this one's look in the cache and its
+        # claim: look again, now that nobody else asks.
+        if (hit := cache.get(resolver, form, query)) is not None:
+            return hit.answer, hit.stored_at
+        return await _stored(ctx, resolver, form, query, await call())
+
+
+async def _stored(ctx: Context, resolver: str, form: str, query: str,
+                  answer: Answer) -> tuple[Answer, datetime]:
     if ctx.cache is not None and not isinstance(answer, Unreachable):
         ctx.cache.put(resolver, form, query, answer, kind=_cache_kind(resolver, form, answer))
     return answer, datetime.now(UTC)

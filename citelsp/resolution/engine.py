@@ -113,6 +113,8 @@ class Engine:
             memo=self.memo,
             triangulate=self.settings.triangulate,
             index=self.index,
+            claims=self.shared.claims if self.shared is not None and self.cache is not None
+            else None,
         )
 
     async def resolve(self, ref: Reference, *, refresh: bool = False) -> Resolution:

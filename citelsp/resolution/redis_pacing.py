@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import heapq
 import logging
 import time
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,8 +141,18 @@ local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
 if spent < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 return 1
 """
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
+"""Drop the claim ``KEYS[1]`` if it is still this process's (``ARGV[1]``)."""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
 _SCRIPTS = {"reserve": _RESERVE, "hold": _HOLD, "refused": _REFUSED, "held": _HELD,
-            "announce": _ANNOUNCE, "charge": _CHARGE, "exhaust": _EXHAUST}
+            "announce": _ANNOUNCE, "charge": _CHARGE, "exhaust": _EXHAUST,
+            "release": _RELEASE, "renew": _RENEW}
 
 
 def display_url(url: str) -> str:
@@ -214,8 +226,11 @@ class Link:
         return result
 
     async def get(self, key: str) -> bytes | None:
+        return await self.command("get", key)
+
+    async def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            return await self._client.get(key)
+            return await getattr(self._client, name)(*args, **kwargs)
         except Exception as exc:
             self.failed(exc)
             raise SharedUnavailable(str(exc)) from exc
@@ -447,6 +462,65 @@ class SharedBudget(DailyBudget):
         return await super().spent_today(endpoint)
 
 
+CLAIM_TTL_S = 60.0
+"""A claim lives this long unless its process renews it (every third of it while it asks):
+a process that dies while asking keeps the others waiting at most this long."""
+CLAIM_POLL_S = 0.1
+"""How often a process waiting for another's answer looks whether it came."""
+
+
+class Claims:
+    """One process at a time asks a question (resolver, form, query) that the shared cache
+    will hold the answer to: the others wait for that answer instead of asking too, so four
+    processes checking bibliographies that share works ask each work once. Redis gone: every
+    process asks for itself."""
+
+    def __init__(self, link: Link) -> None:
+        self._link = link
+        self._token = uuid.uuid4().hex
+
+    @staticmethod
+    def _key(question: str) -> str:
+        return f"{PREFIX}asking:{hashlib.sha1(question.encode()).hexdigest()}"
+
+    async def claim(self, question: str) -> bool | None:
+        """True when this process now asks ``question`` (``release`` it after); False once
+        another process that was asking it is done (its answer is in the cache, unless it
+        could not get one); None without Redis."""
+        if not self._link.up:
+            return None
+        key = self._key(question)
+        try:
+            if await self._link.command("set", key, self._token, nx=True,
+                                         px=int(CLAIM_TTL_S * 1000)):
+                return True
+            while await self._link.command("exists", key):
+                await asyncio.sleep(CLAIM_POLL_S)
+        except SharedUnavailable:
+            return None
+        return False
+
+    @contextlib.asynccontextmanager
+    async def held(self, question: str) -> AsyncIterator[None]:
+        """While this process asks ``question``: its claim renewed, and dropped at the end
+        (a cancelled ask too)."""
+        key = self._key(question)
+        renewing = asyncio.ensure_future(self._renew(key))
+        try:
+            yield
+        finally:
+            renewing.cancel()
+            if self._link.up:
+                with contextlib.suppress(SharedUnavailable):
+                    await asyncio.shield(self._link.run("release", [key], [self._token]))
+
+    async def _renew(self, key: str) -> None:
+        with contextlib.suppress(SharedUnavailable):
+            while True:
+                await asyncio.sleep(CLAIM_TTL_S / 3)
+                await self._link.run("renew", [key], [self._token, int(CLAIM_TTL_S * 1000)])
+
+
 @dataclass
 class SharedPacing:
     """The shared pacer and budget of one process, over one ``Link``."""
@@ -454,6 +528,7 @@ class SharedPacing:
     link: Link
     pacer: SharedPacer
     budget: SharedBudget
+    claims: Claims
 
     @classmethod
     def open(cls, settings: Settings, directory: Path | None,
@@ -464,7 +539,8 @@ class SharedPacing:
         link = Link(settings.pacing_url, notice)
         pacer = SharedPacer(link, intervals_for(settings), margin=SAFETY_MARGIN,
                             quiet_period_s=QUIET_PERIOD_S)
-        return cls(link, pacer, SharedBudget(link, directory, budgets, clock=clock))
+        return cls(link, pacer, SharedBudget(link, directory, budgets, clock=clock),
+                   Claims(link))
 
     async def aclose(self) -> None:
         await self.link.aclose()
