@@ -1,7 +1,8 @@
 """The local index at scale: build rate, size, identifier and title lookups, serving memory, and
 a 200-reference bibliography verified from the index alone.
 
-Run: ``python bench/index_bench.py [--works 10000000] [--dir DIR] [--keep]``.
+Run: ``python bench/index_bench.py [--works 10000000] [--dir DIR] [--keep]
+[--postgres URL|private]``.
 
 A generated OpenAlex snapshot (``updated_date`` folders of gzip JSON Lines of Work objects, as
 OpenAlex ships them) of N works: titles of 4 to 14 words drawn from a Zipf-distributed
@@ -16,6 +17,11 @@ writes the real index. Then, in a fresh child process (what a server holds):
 - peak memory (RSS) of that process;
 - a 200-reference bibliography (170 DOI entries, 30 title-only), cold (a new engine, no
   cache) with the index, every service pointed at a loopback server that counts requests.
+
+With ``--postgres`` the same snapshot is also built into PostgreSQL (``URL``, or ``private``:
+a throwaway server from the installed binaries, as the tests start one) and the same questions
+are asked of it; a table puts both backends side by side (build works/s, DOI and title query
+p50/p99). The serving memory of PostgreSQL is the server's, not the client process's.
 
 Machine load (``os.getloadavg``) is printed beside the figures, and a bare baseline (a fixed
 pure-Python loop) timed at the start and end, so figures from a loaded shared machine can be
@@ -45,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from citelsp.index.build import IndexWriter  # noqa: E402
+from citelsp.index.backends import is_database_url, open_backend, open_writer  # noqa: E402
 
 VOCABULARY = 60_000
 VENUES = 20_000
@@ -147,22 +153,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def serve(index_path: str, n: int, conn) -> None:
+def serve(where: str, n: int, conn) -> None:
     """The serving measurements, in a fresh process (what a language server holds)."""
     from citelsp.documents.model import Person, Work
     from citelsp.index.query import LocalIndexes
     from citelsp.resolution.matching import judge_title_search
 
     gen = Generator()
-    index = LocalIndexes.open([Path(index_path)])
+    index = LocalIndexes([open_backend(where)])
     rng = random.Random(7)
     cited = [rng.randrange(n) for _ in range(20_000)]
     works = {i: gen.work(i) for i in cited[:2000]}
     dois = [f"10.{5000 + i % 997}/b{i}" for i in cited]
     for doi in dois[:2000]:  # warm
         index.by_doi(doi)
+    doi_ms, found = [], 0
     started = time.perf_counter()
-    found = sum(1 for doi in dois if index.by_doi(doi))
+    for doi in dois:
+        t0 = time.perf_counter()
+        found += bool(index.by_doi(doi))
+        doi_ms.append((time.perf_counter() - t0) * 1000)
     doi_rate = len(dois) / (time.perf_counter() - started)
 
     def question(title: str, family: str | None, year: int | None) -> tuple[float, bool]:
@@ -186,15 +196,16 @@ def serve(index_path: str, n: int, conn) -> None:
         absent_ms.append(ms)
         false += ok
     peak = peak_rss_mib()
-    manuscript = verify_200(index_path, gen, rng, n)
+    manuscript = verify_200(where, gen, rng, n)
     conn.send({"doi_rate": doi_rate, "doi_found": found / len(dois),
-               "found_p50": percentile(found_ms, .5), "found_p95": percentile(found_ms, .95),
+               **{f"{name}_p{q}": percentile(values, q / 100)
+                  for name, values in (("doi", doi_ms), ("found", found_ms),
+                                       ("absent", absent_ms)) for q in (50, 95, 99)},
                "found_matched": matched / len(found_ms),
-               "absent_p50": percentile(absent_ms, .5), "absent_p95": percentile(absent_ms, .95),
                "absent_matched": false, "peak_mib": peak, **manuscript})
 
 
-def verify_200(index_path: str, gen: Generator, rng: random.Random, n: int) -> dict:
+def verify_200(where: str, gen: Generator, rng: random.Random, n: int) -> dict:
     """200 references of indexed works (170 with a DOI, 30 title-only), cold, every service
     pointed at a loopback server that counts what it is asked."""
     from citelsp.documents.bibtex import parse_bibtex
@@ -214,7 +225,8 @@ def verify_200(index_path: str, gen: Generator, rng: random.Random, n: int) -> d
                        f"{{{w['primary_location']['source']['display_name']}}},\n{doi}}}\n")
     refs = list(parse_bibtex("file:///bench/refs.bib", "".join(entries)).references)
     with ApiServer() as server, tempfile.TemporaryDirectory() as cache:
-        settings = server.settings(cache_dir=Path(cache), index=(Path(index_path),))
+        settings = server.settings(cache_dir=Path(cache), **(
+            {"index_url": where} if is_database_url(where) else {"index": (Path(where),)}))
 
         async def run():
             engine = Engine(settings)
@@ -232,50 +244,91 @@ def verify_200(index_path: str, gen: Generator, rng: random.Random, n: int) -> d
                 "manuscript_true": verdicts.count("true")}
 
 
+def build(where: str, snapshot: Path) -> dict:
+    """Build the index at ``where`` from the generated snapshot: rate and size."""
+    started = time.monotonic()
+    writer = open_writer(where, fresh=True)
+    loaded = writer.add("openalex", snapshot)
+    read = time.monotonic() - started
+    writer.close()
+    built = time.monotonic() - started
+    index = open_backend(where)
+    size = index.size_bytes()
+    index.close()
+    return {"works": loaded.kept, "built_s": built, "read_s": read, "size": size,
+            "rate": loaded.kept / built}
+
+
+def measure(label: str, where: str, snapshot: Path, n: int) -> dict:
+    """Build, then ask, one backend; print what it gave."""
+    got = build(where, snapshot)
+    print(f"{label} build: {got['works']:,} works in {got['built_s']:.0f} s = "
+          f"{got['rate']:,.0f} works/s (reading and loading {got['read_s']:.0f} s, indexes "
+          f"{got['built_s'] - got['read_s']:.0f} s)  ({load()})")
+    print(f"{label} size: {got['size'] / 2**30:.2f} GiB = "
+          f"{got['size'] / 2**20 / (n / 1e6):,.0f} MiB per million works")
+    here, there = multiprocessing.get_context("spawn").Pipe()
+    child = multiprocessing.get_context("spawn").Process(target=serve, args=(where, n, there))
+    child.start()
+    got |= here.recv()
+    child.join()
+    print(f"{label} DOI lookups (warm): {got['doi_rate']:,.0f}/s, p50 {got['doi_p50']:.2f} ms, "
+          f"p99 {got['doi_p99']:.2f} ms, {got['doi_found']:.0%} found  ({load()})")
+    for kind in ("found", "absent"):
+        hits = (f"{got['found_matched']:.0%} matched" if kind == "found" else
+                f"{got['absent_matched']} matched")
+        print(f"{label} title {kind}: p50 {got[f'{kind}_p50']:.1f} ms, p95 "
+              f"{got[f'{kind}_p95']:.1f} ms, p99 {got[f'{kind}_p99']:.1f} ms, {hits}")
+    print(f"{label} serving memory (peak RSS of the serving process): {got['peak_mib']:,.0f} MiB")
+    print(f"{label} 200 references cold with the index: {got['manuscript_s']:.2f} s, "
+          f"{got['manuscript_requests']} service requests, {got['manuscript_true']} true  "
+          f"({load()})")
+    return got
+
+
+def side_by_side(results: dict[str, dict]) -> None:
+    rows = [("build works/s", "{rate:,.0f}"), ("DOI lookups/s (warm)", "{doi_rate:,.0f}"),
+            ("DOI p50 / p99 ms", "{doi_p50:.2f} / {doi_p99:.2f}"),
+            ("title found p50 / p99 ms", "{found_p50:.1f} / {found_p99:.1f}"),
+            ("title absent p50 / p99 ms", "{absent_p50:.1f} / {absent_p99:.1f}"),
+            ("200 references cold s", "{manuscript_s:.2f}")]
+    print(f"{'':28}" + "".join(f"{label:>18}" for label in results))
+    for name, form in rows:
+        print(f"{name:28}" + "".join(f"{form.format(**got):>18}" for got in results.values()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--works", type=int, default=10_000_000)
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: tmp)")
     parser.add_argument("--keep", action="store_true", help="keep the snapshot and index")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="also build and ask a PostgreSQL index there ('private': a "
+                             "throwaway server from the installed binaries)")
     ns = parser.parse_args()
     base = baseline_ms()
     print(f"bare baseline: {base:.0f} ms  ({load()}, {os.cpu_count()} cores)")
     folder = Path(tempfile.mkdtemp(prefix="index-bench-", dir=ns.dir))
+    server = None
     try:
         gen = Generator()
         written = write_snapshot(folder / "snapshot", ns.works, gen)
         print(f"generated {ns.works:,} works in {written:.0f} s  ({load()})")
-        started = time.monotonic()
-        writer = IndexWriter(folder / "works.sqlite", fresh=True)
-        loaded = writer.add("openalex", folder / "snapshot")
-        read = time.monotonic() - started
-        writer.close()
-        built = time.monotonic() - started
-        size = (folder / "works.sqlite").stat().st_size
-        print(f"build: {loaded.kept:,} works in {built:.0f} s = {loaded.kept / built:,.0f} works/s"
-              f" (reading and loading {read:.0f} s, indexes and FTS {built - read:.0f} s)  "
-              f"({load()})")
-        print(f"size: {size / 2**30:.2f} GiB = {size / 2**20 / (ns.works / 1e6):,.0f} MiB per "
-              "million works")
-        here, there = multiprocessing.get_context("spawn").Pipe()
-        child = multiprocessing.get_context("spawn").Process(
-            target=serve, args=(str(folder / "works.sqlite"), ns.works, there))
-        child.start()
-        got = here.recv()
-        child.join()
-        print(f"DOI lookups (warm): {got['doi_rate']:,.0f}/s, {got['doi_found']:.0%} found  "
-              f"({load()})")
-        print(f"title found:  p50 {got['found_p50']:.1f} ms, p95 {got['found_p95']:.1f} ms, "
-              f"{got['found_matched']:.0%} matched")
-        print(f"title absent: p50 {got['absent_p50']:.1f} ms, p95 {got['absent_p95']:.1f} ms, "
-              f"{got['absent_matched']} matched")
-        print(f"serving memory (peak RSS of the serving process): {got['peak_mib']:,.0f} MiB")
-        print(f"200 references cold with the index: {got['manuscript_s']:.2f} s, "
-              f"{got['manuscript_requests']} service requests, {got['manuscript_true']} true  "
-              f"({load()})")
+        results = {"SQLite": measure("SQLite", str(folder / "works.sqlite"),
+                                     folder / "snapshot", ns.works)}
+        if ns.postgres:
+            url = ns.postgres
+            if url == "private":
+                from tests.services import PostgresServer
+                server = PostgresServer().start()
+                url = server.url
+            results["PostgreSQL"] = measure("PostgreSQL", url, folder / "snapshot", ns.works)
+            side_by_side(results)
         end = baseline_ms()
         print(f"bare baseline again: {end:.0f} ms (ratio to the start: {end / base:.2f})")
     finally:
+        if server is not None:
+            server.destroy()
         if ns.keep:
             print(f"kept: {folder}")
         else:

@@ -328,3 +328,15 @@ def test_a_server_gone_mid_run_answers_nothing_then_comes_back(snapshots, caplog
         assert index.by_doi(doi)
     finally:
         server.destroy()
+
+
+def test_a_slow_title_search_gives_no_candidates_and_the_reader_goes_on(pg_index):
+    """Trigram candidates only ever give near matches: one past its time is cancelled, and
+    the same connection answers the next question."""
+    from citelsp.index.postgres import _TimedOut
+
+    index = PostgresIndex(pg_index)
+    with pytest.raises(_TimedOut):
+        index._rows("SELECT pg_sleep(2)", (), timeout_ms=50)
+    assert index.by_key(f"doi:{crossref_works()[0]['DOI'].lower()}")
+    assert index.conn.execute("SHOW statement_timeout").fetchone()[0] == "0"
