@@ -210,6 +210,8 @@ def test_two_workers_at_once_share_the_works(tmp_path, postgres_url, redis_url):
     folder = make_submissions(tmp_path)
     expected, _asked, expected_per_doi = one_process(folder, tmp_path)
     server = start_server()
+    for route in server.routes:
+        route.delay = 0.2  # long enough that the second worker finds jobs left
     try:
         assert screen(server, "submit", "submissions", db=postgres_url, queue=redis_url,
                       cwd=tmp_path, cache_dir=tmp_path / "cache").returncode == 0
@@ -221,11 +223,21 @@ def test_two_workers_at_once_share_the_works(tmp_path, postgres_url, redis_url):
         assert {doi: server.asked(None, doi) for doi in DOIS} == expected_per_doi
         by_worker = stored(postgres_url, "SELECT worker, count(*) FROM screen_result "
                                          "GROUP BY worker")
-        assert sum(n for _, n in by_worker) == 12
+        assert sum(n for _, n in by_worker) == 12 and len(by_worker) == 2
         screened = report(server, postgres_url, redis_url, folder, tmp_path)
     finally:
         server.stop()
     assert screened == expected
+
+
+def test_a_worker_without_its_queue_says_so(tmp_path, postgres_url):
+    server = ApiServer().start()
+    try:
+        done = screen(server, "worker", db=postgres_url, queue="redis://127.0.0.1:1/0",
+                      cwd=tmp_path, cache_dir=tmp_path)
+    finally:
+        server.stop()
+    assert done.returncode == 2 and "the queue at redis://127.0.0.1:1/0 cannot" in done.stderr
 
 
 @pytest.mark.parametrize("args", [["status"], ["submit", "x"]])

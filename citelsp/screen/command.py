@@ -151,6 +151,8 @@ def _submit(ns: argparse.Namespace, conn, queue_url: str) -> int:
 
 
 def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
+    import redis
+
     from citelsp.screen import queue
     from citelsp.screen.worker import Verifying
 
@@ -162,6 +164,10 @@ def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
                       "negative")
     job = Verifying(_settings(), db)
     queue_broker = queue.broker(queue_url, dead_after_s=ns.dead_after)
+    try:
+        queue_broker.client.ping()
+    except redis.RedisError as exc:
+        return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc}")
     queue.declare(queue_broker, queue.Job(job.verify, job.close),
                   outage_retries=ns.outage_retries)
     stop = threading.Event()
