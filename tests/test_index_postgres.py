@@ -128,7 +128,8 @@ def test_a_check_with_the_postgres_index_asks_no_service(pg_index, sqlite_index,
 
 
 def test_an_update_replaces_a_changed_record_while_a_reader_keeps_reading(postgres_url,
-                                                                          tmp_path):
+                                                                          tmp_path,
+                                                                          monkeypatch):
     works = openalex_works()
     changed = dict(works[0], title="A Corrected Title Of The Work")
     write_gz(tmp_path / "works/updated_date=2025-01-01/part_000.gz", jsonl(works[:5]))
@@ -146,6 +147,10 @@ def test_an_update_replaces_a_changed_record_while_a_reader_keeps_reading(postgr
     writer.close()
     [hit] = reader.by_doi(works[0]["doi"])
     assert hit.record.title == "A Corrected Title Of The Work"
+    assert hit.snapshot.label == "OpenAlex snapshot 2025-01"  # read when it was opened
+    monkeypatch.setattr("citelsp.index.postgres.SNAPSHOTS_TTL_S", 0.0)
+    [hit] = reader.by_doi(works[0]["doi"])
+    assert hit.snapshot.label == "OpenAlex snapshot 2025-03"  # and again once old
     assert reader.by_doi(works[6]["doi"])
     assert [h.record.title for h in reader.by_title("A corrected title of the work")] == [
         "A Corrected Title Of The Work"]

@@ -15,6 +15,7 @@ the old index until it commits. One writer at a time (a transaction-level adviso
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -57,6 +58,9 @@ CANDIDATES_TIMEOUT_MS = 200
 """Longest a title's trigram candidates may take. They only ever give near matches (an exact
 title is found by its title keys first), so a search that takes longer gives none rather
 than hold a check up."""
+SNAPSHOTS_TTL_S = 60.0
+"""A reader reads the snapshots' dates and counts again after this long: an update may have
+added newer files since."""
 T = TypeVar("T")
 
 _TABLES = """
@@ -190,10 +194,15 @@ class PostgresIndex(IndexBackend):
         self.schema = schema
         self.snapshots = {s.source: s for s in map(snapshot_of, self.conn.execute(
             f"SELECT {SOURCES_COLUMNS} FROM {schema}.sources ORDER BY source"))}
+        self.read_at = time.monotonic()
 
     def _current(self, ask: Callable[[], T]) -> T:
         """``ask()``, asked again of the new generation if a build replaced the one it read
-        (each statement reads one generation whole)."""
+        (each statement reads one generation whole). The snapshots are read again once
+        they are ``SNAPSHOTS_TTL_S`` old."""
+        if time.monotonic() - self.read_at > SNAPSHOTS_TTL_S:
+            with suppress(psycopg.Error, IndexOpenError):  # the question says what is wrong
+                self._follow()
         try:
             return ask()
         except _Moved:
