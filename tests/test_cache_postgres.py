@@ -474,3 +474,18 @@ def test_a_url_that_cannot_be_a_database_is_said_never_raised(url, tmp_path, cap
     answers.get("crossref", "doi", "10.1/x")
     answers.close()
     assert len(caplog.records) >= 1 and "citelsp:" in caplog.records[0].getMessage()
+
+
+def test_maintenance_waits_longer_than_a_lookup(postgres_url, tmp_path, monkeypatch):
+    """A lookup gives up after the statement timeout; pruning or clearing millions of rows
+    (here: waiting for a row another session holds) may take longer, and does."""
+    import threading
+
+    monkeypatch.setattr(cache_postgres, "STATEMENT_TIMEOUT_MS", 100)
+    answers = AnswerCache(tmp_path, url=postgres_url, clock=lambda: time.time() - 8 * 86400)
+    answers.put("crossref", "doi", "10.1/old", NotFound())
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute(f"SELECT 1 FROM {TABLE} FOR UPDATE")
+        threading.Timer(0.5, holder.rollback).start()
+        assert answers.prune() == 1
+    answers.close()

@@ -226,7 +226,8 @@ class PostgresStore:
         return conn
 
     def _execute(self, statement: str, params: tuple = (), *, fetch: bool = False):
-        """Run one maintenance statement; ``Unavailable`` when the database cannot be had."""
+        """Run one maintenance statement without the lookups' time limit (pruning millions
+        of rows takes a while); ``Unavailable`` when the database cannot be had."""
         with self._lock:
             if self._conn is None:
                 self._reconnect()
@@ -234,8 +235,10 @@ class PostgresStore:
             if conn is None:
                 raise Unavailable(f"the shared cache {self.where} is unreachable ({self._why})")
             try:
-                cursor = conn.execute(statement, params)
-                return cursor.fetchall() if fetch else cursor.rowcount
+                with conn.transaction():
+                    conn.execute("SET LOCAL statement_timeout = 0")
+                    cursor = conn.execute(statement, params)
+                    return cursor.fetchall() if fetch else cursor.rowcount
             except Exception as exc:
                 with contextlib.suppress(Exception):
                     self._failed(exc)
