@@ -489,3 +489,39 @@ def test_maintenance_waits_longer_than_a_lookup(postgres_url, tmp_path, monkeypa
         threading.Timer(0.5, holder.rollback).start()
         assert answers.prune() == 1
     answers.close()
+
+
+async def test_the_editor_reopens_from_the_shared_cache(lsp_workspace, lsp_api, postgres_url,
+                                                        tmp_path):
+    """The language server with ``CITELSP_CACHE_URL``: a second session (another editor of
+    the team) shows the verdicts without a request; nothing is cached locally."""
+    from tests.lsp_session import lsp_session, open_file, wait_until
+    from tests.test_lsp_verify import verified
+
+    env = {**lsp_api.env(), "CITELSP_CACHE_DIR": str(tmp_path / "local"),
+           "CITELSP_CACHE_URL": postgres_url}
+    async with lsp_session(lsp_workspace, env) as lsp:
+        bib = open_file(lsp, lsp_workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "wrongyear", "invented"))
+    first = {str(d.code) for d in lsp.diagnostics[bib]}
+    before = len(lsp_api.requests)
+    async with lsp_session(lsp_workspace, env) as lsp:
+        bib = open_file(lsp, lsp_workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, lambda c: {str(d.code) for d in c.diagnostics.get(bib, [])}
+                         >= first - {"UNREACHABLE"})
+    assert [s for s in lsp_api.requests[before:] if "10.9999" not in s.decoded_path] == []
+    assert rows(postgres_url) and not (tmp_path / "local" / "cache.db").exists()
+
+
+@pytest.fixture
+def lsp_api():
+    from tests.test_lsp_verify import api
+
+    yield from api.__wrapped__()
+
+
+@pytest.fixture
+def lsp_workspace(tmp_path):
+    from tests.test_lsp_verify import workspace
+
+    return workspace.__wrapped__(tmp_path)
