@@ -50,6 +50,7 @@ from bench.verify_bench import (  # noqa: E402
     Entry,
     IndexProcess,
     Run,
+    counted,
     generate,
     problems,
     render_bibtex,
@@ -123,10 +124,7 @@ def one(n: int, entries: list[Entry], overlap: float, bases: dict[str, str],
         reports.append(json.loads(out))
     seconds = time.perf_counter() - started
     after = index.counts()
-    served = Counter({h: after[h][0] - before[h][0] for h in after if after[h][0] > before[h][0]})
-    refused = Counter({h: after[h][1] - before[h][1] for h in after if after[h][1] > before[h][1]})
-    spans = {h: (min(t) - started_mono, max(t) - started_mono) for h in after
-             if (t := [x for x in after[h][2] if x >= started_mono])}
+    served, refused, spans, lists = counted(before, after, started_mono)
     by_key = {e.key: e for e in entries}
     seen: dict[str, str] = {}
     disagreements = 0
@@ -139,7 +137,6 @@ def one(n: int, entries: list[Entry], overlap: float, bases: dict[str, str],
             seen[key] = grade
             e = by_key[key]
             grades[("correct" if not e.fabricated else f"fake-{e.kind}", grade)] += 1
-    lists = after["crossref"][3] - before["crossref"][3]
     run = Run(seconds, served, refused, grades, spans, lists, polite=bool(env.get(
         "CITELSP_MAILTO")))
     return Result(n, seconds, run, sum(len(p) for p in parts), load, disagreements)

@@ -334,6 +334,21 @@ class Run:
         return best
 
 
+Counts = dict[str, tuple[int, int, list[float], int]]
+
+
+def counted(before: Counts, after: Counts, since: float
+            ) -> tuple[Counter, Counter, dict[str, tuple[float, float]], int]:
+    """What the index counted between two ``IndexProcess.counts``: requests served and
+    refused per host, each host's first and last arrival in seconds from ``since``
+    (``time.monotonic``), and Crossref's lists."""
+    served = Counter({n: after[n][0] - before[n][0] for n in after if after[n][0] > before[n][0]})
+    refused = Counter({n: after[n][1] - before[n][1] for n in after if after[n][1] > before[n][1]})
+    spans = {n: (min(t) - since, max(t) - since) for n in after
+             if (t := [x for x in after[n][2] if x >= since])}
+    return served, refused, spans, after["crossref"][3] - before["crossref"][3]
+
+
 async def verify(entries: Sequence[Entry], bases: dict[str, str], cache: Path,
                  index: IndexProcess, mailto: str | None = None) -> Run:
     """``mailto``: Crossref's polite pool (3 searches a second, not 1) and DataCite's
@@ -353,16 +368,12 @@ async def verify(entries: Sequence[Entry], bases: dict[str, str], cache: Path,
         await engine.aclose()
     seconds = time.perf_counter() - started
     after = index.counts()
-    served = Counter({n: after[n][0] - before[n][0] for n in after if after[n][0] > before[n][0]})
-    refused = Counter({n: after[n][1] - before[n][1] for n in after if after[n][1] > before[n][1]})
-    spans = {n: (min(t) - started_mono, max(t) - started_mono) for n in after
-             if (t := [x for x in after[n][2] if x >= started_mono])}
+    served, refused, spans, lists = counted(before, after, started_mono)
     grades: Counter = Counter()
     for entry, ref, resolution in zip(entries, refs, resolutions, strict=True):
         item = judge(ref, resolution).item
         label = "correct" if not entry.fabricated else f"fake-{entry.kind}"
         grades[(label, item.priority if item is not None else "clean")] += 1
-    lists = after["crossref"][3] - before["crossref"][3]
     return Run(seconds, served, refused, grades, spans, lists, polite=bool(mailto))
 
 
