@@ -193,3 +193,22 @@ async def test_redis_stopped_mid_run_falls_back_without_a_verdict(services, tmp_
     assert display_url(redis.url) in told[0]
     assert {r.outcomes["crossref"].status for r in resolutions} == {"unmatched"}
     assert crossref.refused == []
+
+
+async def test_a_reverify_asks_afresh_though_a_claim_would_find_the_answer_cached(
+        redis_url, tmp_path):
+    """Processes pacing together take each other's answers from the cache; a re-verify
+    (``refresh``) asks the service all the same."""
+    with ApiServer() as server:
+        add_empty_searches(server)
+        engine = Engine(server.settings(cache_dir=tmp_path, pacing_url=redis_url))
+        refs = bib_refs(titles("again", 1))
+        try:
+            await engine.resolve_all(refs)
+            first = server.count("crossref")
+            await engine.resolve_all(refs)
+            assert server.count("crossref") == first, "answered from the cache"
+            await engine.resolve_all(refs, refresh=True)
+        finally:
+            await engine.aclose()
+        assert server.count("crossref") == 2 * first

@@ -161,7 +161,8 @@ async def _asked_live(ctx: Context, resolver: str, form: str, query: str,
     time, and the others take its answer from the cache."""
     cache, claims = ctx.cache, ctx.claims
     question = f"{resolver}\0{form}\0{query.strip().lower()}"
-    mine = await claims.claim(question) if claims is not None and cache is not None else None
+    shared = claims is not None and cache is not None and not ctx.refresh  # re-verify: fresh
+    mine = await claims.claim(question) if shared else None
     while mine is False:  # another process asked it: its answer is in the cache, if it got one
         assert cache is not None and claims is not None
         hit = cache.get(resolver, form, query)
