@@ -211,15 +211,24 @@ def test_two_workers_at_once_share_the_works(tmp_path, postgres_url, redis_url):
     expected, _asked, expected_per_doi = one_process(folder, tmp_path)
     server = start_server()
     for route in server.routes:
-        route.delay = 0.2  # long enough that the second worker finds jobs left
+        route.delay = 0.2  # jobs that take a while: both workers find some
     try:
+        workers = [start_worker(server, "--threads", "2", db=postgres_url, queue=redis_url,
+                                cwd=tmp_path, cache_dir=tmp_path / f"worker{n}-cache")
+                   for n in range(2)]
+        for worker in workers:  # both waiting for jobs before there are any
+            while "Event loop is running" not in worker.stderr.readline():
+                assert worker.poll() is None
         assert screen(server, "submit", "submissions", db=postgres_url, queue=redis_url,
                       cwd=tmp_path, cache_dir=tmp_path / "cache").returncode == 0
-        workers = [start_worker(server, "--until-done", "--threads", "2", db=postgres_url,
-                                queue=redis_url, cwd=tmp_path,
-                                cache_dir=tmp_path / f"worker{n}-cache") for n in range(2)]
+        deadline = time.monotonic() + 120
+        while stored(postgres_url, "SELECT count(*) FROM screen_result")[0][0] < 12:
+            assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
+            time.sleep(0.2)
         for worker in workers:
-            finished(worker)
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            finished(worker, timeout=60)
         assert {doi: server.asked(None, doi) for doi in DOIS} == expected_per_doi
         by_worker = stored(postgres_url, "SELECT worker, count(*) FROM screen_result "
                                          "GROUP BY worker")

@@ -189,7 +189,7 @@ class _AllVerified:
         from citelsp.screen import store
 
         try:
-            with store.connect(self.db) as conn:
+            with store.connect(self.db, schema=False) as conn:
                 return store.pending_count(conn) == 0
         except store.StoreError:
             return False

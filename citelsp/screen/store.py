@@ -75,7 +75,7 @@ class Cited:
 
 @dataclass(frozen=True)
 class Progress:
-    """A submission's references, how many have a stored resolution, and its works."""
+    """A submission's distinct references and how many have a stored resolution."""
 
     path: str
     references: int
@@ -86,15 +86,16 @@ class Progress:
         return self.references - self.verified
 
 
-def connect(url: str) -> psycopg.Connection:
+def connect(url: str, *, schema: bool = True) -> psycopg.Connection:
+    """A connection, with the tables made first unless ``schema`` is False (they exist)."""
     try:
         conn = psycopg.connect(url, connect_timeout=10)
+        if schema:
+            with conn.transaction():
+                conn.execute(_SCHEMA_LOCK)
+                conn.execute(SCHEMA)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to the screening database: {first_line(exc)}") \
-            from exc
-    with conn.transaction():
-        conn.execute(_SCHEMA_LOCK)
-        conn.execute(SCHEMA)
+        raise StoreError(f"cannot use the screening database: {first_line(exc)}") from exc
     return conn
 
 
