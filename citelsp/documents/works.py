@@ -162,9 +162,25 @@ def contains_words(haystack: list[str], needle: list[str]) -> bool:
 
 @lru_cache(maxsize=8192)
 def is_preprint_venue(venue: str) -> bool:
-    """The name is a preprint server's ("arXiv preprint arXiv:…", "CoRR", "bioRxiv")."""
+    """The name is a preprint server's ("arXiv preprint arXiv:…", "CoRR", "bioRxiv").
+
+    An ASCII name that holds no server's first word anywhere cannot hold one as a word, and
+    is answered without folding: a snapshot names hundreds of thousands of venues, each
+    read once, and folding was a tenth of an index build."""
+    if venue.isascii() and not _has_hint(venue.lower(), _SERVER_HINTS):
+        return False
+    return names_preprint_server(venue)
+
+
+def names_preprint_server(venue: str) -> bool:
+    """What ``is_preprint_venue`` answers, by its definition: a server's name among the
+    folded words of ``venue``."""
     words = fold_words(venue)
     return any(contains_words(words, p.split()) for p in PREPRINT_SERVERS)
+
+
+def _has_hint(folded: str, hints: tuple[str, ...]) -> bool:
+    return any(hint in folded for hint in hints)
 
 
 def is_preprint_doi(doi: str) -> bool:
@@ -177,7 +193,9 @@ def _names_proceedings(text: str) -> bool:
     return "proceedings" in words or "proc" in words
 
 
-_CLAIM_HINTS = tuple(sorted({name.split()[0] for name in PREPRINT_SERVERS} | {"proc"}))
+_SERVER_HINTS = tuple(sorted({name.split()[0] for name in PREPRINT_SERVERS}))
+"""Every preprint server's first word: a name holding none of them names no server."""
+_CLAIM_HINTS = (*_SERVER_HINTS, "proc")
 """A field that names a preprint server or proceedings contains the server's first word or
 "proc": one that contains none, braces aside, is not decoded to look (a long note took
 milliseconds)."""
@@ -185,8 +203,7 @@ _NO_BRACES = str.maketrans("", "", "{}")
 
 
 def _may_claim(text: str) -> bool:
-    folded = text.casefold().translate(_NO_BRACES)
-    return any(hint in folded for hint in _CLAIM_HINTS)
+    return _has_hint(text.casefold().translate(_NO_BRACES), _CLAIM_HINTS)
 
 
 @lru_cache(maxsize=8192)

@@ -205,6 +205,8 @@ def items(value: Any, what: str) -> list:
 
 def text(value: Any) -> str | None:
     """A scalar field as stripped text; lists give their first string (CSL titles do this)."""
+    if type(value) is str:  # the common case first (an index build reads millions)
+        return collapse_whitespace(value) or None
     if isinstance(value, list):
         value = next((v for v in value if isinstance(v, str) and v.strip()), None)
     if isinstance(value, bool) or value is None:
@@ -313,12 +315,14 @@ def person_from_name(name: Any) -> Person | None:
     words = full.split()
     if len(words) >= 2 and words[-1].casefold() in _ORGANIZATION_WORDS:
         return Person(family=full, literal=True)
-    family, comma, given = (part.strip() for part in full.partition(","))
-    if comma and family and "," not in given and given.lower() not in _SUFFIXES:
-        return Person(family=family, given=given)
-    full = full.replace(",", " ")
-    tokens = full.split()
-    if len(tokens) >= 2 and (_FAMILY_FIRST_SCRIPT.search(tokens[0]) or (
+    tokens = words
+    if "," in full:
+        family, _, given = (part.strip() for part in full.partition(","))
+        if family and "," not in given and given.lower() not in _SUFFIXES:
+            return Person(family=family, given=given)
+        tokens = full.replace(",", " ").split()
+    if len(tokens) >= 2 and not full.isascii() and (  # neither pattern matches ASCII
+            _FAMILY_FIRST_SCRIPT.search(tokens[0]) or (
             len(tokens) == 3 and _PATRONYMIC.search(tokens[2])
             and not _PATRONYMIC.search(tokens[1]))):
         return Person(family=tokens[0], given=" ".join(tokens[1:]))
