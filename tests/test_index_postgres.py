@@ -11,7 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -289,7 +291,7 @@ def test_status_build_and_update_commands(postgres_url, snapshots, capsys):
     capsys.readouterr()
     assert main(["index", "status", postgres_url]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{postgres_url}: ") and " works, " in out[0]
+    assert out[0].startswith(f"{redacted(postgres_url)}: ") and " works, " in out[0]
     assert out[0].endswith(" MiB")
     assert [line.split()[:3] for line in out[1:]] == [
         ["Crossref", "snapshot", "2026-07"], ["DBLP", "snapshot", "2025-06"]]
@@ -345,3 +347,29 @@ def test_a_slow_title_search_gives_no_candidates_and_the_reader_goes_on(pg_index
         index._rows("SELECT pg_sleep(2)", (), timeout_ms=50)
     assert index.by_key(f"doi:{crossref_works()[0]['DOI'].lower()}")
     assert index.conn.execute("SHOW statement_timeout").fetchone()[0] == "0"
+
+
+def test_files_parsed_by_several_processes_load_alike(postgres_url, snapshots, sqlite_index):
+    """A large folder is parsed by one process per core while this one COPYs what they send."""
+    writer = open_writer(postgres_url, fresh=True)
+    loaded = writer.add("crossref", snapshots["crossref"], workers=2)
+    writer.close()
+    assert loaded.kept == len(crossref_works())
+    pg, lite = LocalIndexes([open_backend(postgres_url)]), LocalIndexes.open([sqlite_index])
+    for work in crossref_works():
+        assert records(h for h in pg.by_doi(work["DOI"]) if h.record.source == "crossref") == \
+            records(h for h in lite.by_doi(work["DOI"]) if h.record.source == "crossref")
+
+
+def test_a_user_who_may_not_create_schemas_is_told_what_a_build_needs(postgres_url, snapshots):
+    role = f"reader_{uuid.uuid4().hex[:12]}"  # roles are the whole server's: one of its own
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+    try:
+        parts = urlsplit(postgres_url)
+        url = urlunsplit(parts._replace(netloc=f"{role}:pw@{parts.netloc.rpartition('@')[2]}"))
+        with pytest.raises(IndexFileError, match=r"permission denied .*GRANT CREATE ON DATAB"):
+            build(url, {"dblp": snapshots["dblp"]})
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"DROP ROLE {role}")

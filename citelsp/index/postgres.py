@@ -313,10 +313,16 @@ class PostgresWriter(IndexWriter):
             raise IndexFileError(f"{self.where}: another build or update of this index is "
                                  "running; try again when it is done")
         if self.fresh:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
             xid = conn.execute("SELECT pg_current_xact_id()").fetchone()[0]
             self.schema = f"{HOME}_{xid}"
-            conn.execute(f"CREATE SCHEMA {self.schema}")
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                conn.execute(f"CREATE SCHEMA {self.schema}")
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise IndexFileError(
+                    f"{self.where}: {_first_line(exc)}: a build needs a user who may create "
+                    "schemas (GRANT CREATE ON DATABASE …) and, unless it is there, the "
+                    "pg_trgm extension") from None
             _script(conn, _TABLES, self.schema)
             conn.execute(f"INSERT INTO {self.schema}.meta VALUES ('schema', %s)",
                          (SCHEMA_VERSION,))
