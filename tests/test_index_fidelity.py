@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from citelsp import links
 from citelsp.documents.works import is_preprint_venue, names_preprint_server
 from citelsp.index.build import READERS, IndexWriter, encode, work_key
-from citelsp.index.keys import identifier_keys, record_title_keys
+from citelsp.index.keys import identifier_keys, record_title_keys, venue_names
 from citelsp.index.readers import Tally, read_parts
 from citelsp.resolution.crossref import parse_work as crossref_work
 from citelsp.resolution.identifiers import doi_prefix
@@ -50,6 +50,8 @@ def expected(snapshots) -> dict[str, list]:
         "ids": sorted((k, s, work_key(r)) for s, r in kept for k in identifier_keys(r)),
         "title_keys": sorted((k, s, work_key(r)) for s, r in kept for k in record_title_keys(r)),
         "venues": sorted((n, s, c) for (n, s), c in venues.items()),
+        "venue_names": sorted((n, v, s, c) for (n, v, s), c in Counter(
+            (*pair, s) for s, r in kept for pair in venue_names(r)).items()),
         "prefixes": sorted({doi_prefix(r.doi) for s, r in kept
                             if s in ("crossref", "datacite") and r.doi}),
     }
@@ -66,6 +68,7 @@ def stored(path) -> dict[str, list]:
             "title_keys": sorted(db.execute("SELECT t.key, w.source, w.key FROM title_keys t "
                                             "JOIN works w ON w.id = t.work").fetchall()),
             "venues": sorted(db.execute("SELECT name, source, works FROM venues").fetchall()),
+            "venue_names": sorted(db.execute("SELECT * FROM venue_names").fetchall()),
             "prefixes": sorted(p for (p,) in db.execute("SELECT prefix FROM prefixes")),
         }
     finally:
@@ -79,7 +82,7 @@ def test_every_stored_row_is_the_record_parsers_output(snapshots, tmp_path, work
         writer.add(source, path, workers=workers)
     writer.close()
     want = expected(snapshots)
-    assert len(want["works"]) > 250
+    assert len(want["works"]) > 250 and want["venue_names"]
     assert stored(tmp_path / "i.sqlite") == want
 
 

@@ -90,6 +90,9 @@ def test_both_backends_give_the_same_answers(pg_index, sqlite_index):
     assert pg.agency(prefix) == lite.agency(prefix) == "Crossref"
     venue = crossref_works()[0]["container-title"][0]
     assert pg.indexes[0].venue(venue) == lite.indexes[0].venue(venue) != []
+    pair = ("ANNU REV PATHOL MECH DIS", "Annual Review of Pathology: Mechanisms of Disease")
+    assert pg.one_venue(*pair) == lite.one_venue(*pair) == ("Crossref snapshot 2026-07",)
+    assert pg.one_venue("ICML", pair[1]) == lite.one_venue("ICML", pair[1]) == ()
 
 
 def test_a_title_with_typos_finds_the_work_and_both_judge_it_alike(pg_index, sqlite_index):

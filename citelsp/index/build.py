@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import orjson
 
-from citelsp.index.keys import identifier_keys, record_title_keys
+from citelsp.index.keys import identifier_keys, record_title_keys, venue_names
 from citelsp.index.readers import (
     Entry,
     Part,
@@ -43,7 +43,7 @@ from citelsp.resolution.identifiers import doi_prefix
 from citelsp.resolution.outcome import Record
 from citelsp.resolution.records import PARSER_VERSION
 
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 SCHEMA_VERSION = f"{LAYOUT_VERSION}+records{PARSER_VERSION}"
 """What an index says it is (``meta`` ``schema``): its tables' layout and the version of the
 record parsers that wrote its Records (``records.PARSER_VERSION``). Whatever holds it, an
@@ -69,6 +69,9 @@ CREATE TABLE IF NOT EXISTS ids(key TEXT NOT NULL, work INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS title_keys(key INTEGER NOT NULL, work INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS venues(name TEXT NOT NULL, source TEXT NOT NULL,
     works INTEGER NOT NULL, PRIMARY KEY(name, source)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS venue_names(name TEXT NOT NULL, venue TEXT NOT NULL,
+    source TEXT NOT NULL, works INTEGER NOT NULL, PRIMARY KEY(name, venue, source))
+    WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS prefixes(prefix TEXT PRIMARY KEY, agency TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sources(source TEXT PRIMARY KEY, snapshot TEXT, latest_folder TEXT,
     works INTEGER, malformed INTEGER, unreadable INTEGER, problems TEXT, paths TEXT,
@@ -129,6 +132,7 @@ class _Row(NamedTuple):
     ids: tuple[str, ...]
     title_keys: tuple[int, ...]
     venues: tuple[str, ...]
+    venue_names: tuple[tuple[str, str], ...]
     prefix: str | None
     date: str | None
 
@@ -142,6 +146,7 @@ def _rows(entries: Iterable[Entry], subset: Subset) -> list[_Row]:
                 work_key(record), record.title, encode(record),
                 tuple(identifier_keys(record)), tuple(record_title_keys(record)),
                 tuple({record.venue, *record.venue_aliases} - {None, ""}),
+                tuple(venue_names(record)),
                 doi_prefix(record.doi) if record.doi else None, entry.date))
     return rows
 
@@ -201,6 +206,8 @@ class IndexWriter:
             raise IndexFileError(f"{path}: {exc}") from None
         self.next_id = (self.db.execute("SELECT max(id) FROM works").fetchone()[0] or 0) + 1
         self.venues: Counter[tuple[str, str]] = Counter()
+        self.venue_names: Counter[tuple[str, str, str]] = Counter()
+        """(another name, venue, source): works whose record gives both names."""
         self.prefixes: dict[str, str] = {}
         self.loaded: list[Loaded] = []
 
@@ -282,6 +289,8 @@ class IndexWriter:
             titles.extend((k, work) for k in row.title_keys)
             for name in row.venues:
                 self.venues[(name, source)] += 1
+            for name, venue in row.venue_names:
+                self.venue_names[(name, venue, source)] += 1
             if agency and row.prefix:
                 self.prefixes.setdefault(row.prefix, agency)
             if row.date and (loaded.snapshot is None or row.date > loaded.snapshot):
@@ -332,6 +341,9 @@ class IndexWriter:
         db.executemany(
             "INSERT INTO venues VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET works = works + "
             "excluded.works", [(n, s, c) for (n, s), c in self.venues.items()])
+        db.executemany(
+            "INSERT INTO venue_names VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET works = "
+            "works + excluded.works", [(*k, c) for k, c in self.venue_names.items()])
         db.executemany("INSERT OR IGNORE INTO prefixes VALUES (?, ?)", self.prefixes.items())
         db.execute("COMMIT")
         if self.fresh:

@@ -71,6 +71,8 @@ CREATE TABLE {s}.ids(key text NOT NULL, work bigint NOT NULL);
 CREATE TABLE {s}.title_keys(key bigint NOT NULL, work bigint NOT NULL);
 CREATE TABLE {s}.venues(name text NOT NULL, source text NOT NULL, works bigint NOT NULL,
     PRIMARY KEY(name, source));
+CREATE TABLE {s}.venue_names(name text NOT NULL, venue text NOT NULL, source text NOT NULL,
+    works bigint NOT NULL, PRIMARY KEY(name, venue, source));
 CREATE TABLE {s}.prefixes(prefix text PRIMARY KEY, agency text NOT NULL);
 CREATE TABLE {s}.sources(source text PRIMARY KEY, snapshot text, latest_folder text,
     works bigint, malformed bigint, unreadable bigint, problems text, paths text,
@@ -277,6 +279,11 @@ class PostgresIndex(IndexBackend):
         return self._current(lambda: self._rows("SELECT source, works FROM {s}.venues WHERE "
                                                 "name = %s", (name,)))
 
+    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
+        return self._current(lambda: self._rows(
+            "SELECT source, works FROM {s}.venue_names WHERE (name, venue) IN ((%s, %s), "
+            "(%s, %s))", (_text(a), _text(b), _text(b), _text(a))))
+
     def size_bytes(self) -> int:
         rows = self._rows("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM "
                           "pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE "
@@ -303,6 +310,7 @@ class PostgresWriter(IndexWriter):
         self.next_id = self.conn.execute(
             f"SELECT coalesce(max(id), 0) + 1 FROM {self.schema}.works").fetchone()[0]
         self.venues: Counter[tuple[str, str]] = Counter()
+        self.venue_names: Counter[tuple[str, str, str]] = Counter()
         self.prefixes: dict[str, str] = {}
         self.loaded: list[Loaded] = []
 
@@ -409,6 +417,11 @@ class PostgresWriter(IndexWriter):
                     f"INSERT INTO {s}.venues VALUES (%s, %s, %s) ON CONFLICT (name, source) "
                     "DO UPDATE SET works = venues.works + excluded.works",
                     [(_text(n), src, c) for (n, src), c in self.venues.items()])
+                cur.executemany(
+                    f"INSERT INTO {s}.venue_names VALUES (%s, %s, %s, %s) ON CONFLICT (name, "
+                    "venue, source) DO UPDATE SET works = venue_names.works + excluded.works",
+                    [(_text(n), _text(v), src, c)
+                     for (n, v, src), c in self.venue_names.items()])
                 cur.executemany(f"INSERT INTO {s}.prefixes VALUES (%s, %s) ON CONFLICT DO "
                                 "NOTHING", list(self.prefixes.items()))
             if self.fresh:

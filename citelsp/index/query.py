@@ -24,7 +24,7 @@ from rapidfuzz.utils import default_process
 
 from citelsp.documents.text import normalize_title
 from citelsp.index.build import LABELS, decode, version_problem
-from citelsp.index.keys import arxiv_key, doi_key, title_keys
+from citelsp.index.keys import arxiv_key, doi_key, title_keys, venue_key
 from citelsp.resolution.outcome import Record
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,11 @@ class IndexBackend(ABC):
     @abstractmethod
     def venue(self, name: str) -> list[tuple[str, int]]:
         """(source, works) for each snapshot that names a venue ``name`` (case as given)."""
+
+    @abstractmethod
+    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
+        """(source, works) for each snapshot whose records give venue names ``a`` and ``b``
+        (``venue_key`` forms) to one venue: one is the other's abbreviation or series."""
 
     @abstractmethod
     def size_bytes(self) -> int: ...
@@ -210,6 +215,11 @@ class LocalIndex(IndexBackend):
     def venue(self, name: str) -> list[tuple[str, int]]:
         return list(self.db.execute("SELECT source, works FROM venues WHERE name = ?", (name,)))
 
+    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
+        return self.db.execute("SELECT source, works FROM venue_names WHERE name = ? AND "
+                               "venue = ? UNION ALL SELECT source, works FROM venue_names "
+                               "WHERE name = ? AND venue = ?", (a, b, b, a)).fetchall()
+
     def size_bytes(self) -> int:
         return self.path.stat().st_size
 
@@ -233,6 +243,7 @@ class LocalIndexes:
         self.indexes = tuple(indexes)
         self.failed: set[str] = set()
         """Indexes that could not answer once: said once in the log."""
+        self._venues: dict[tuple[str, str], tuple[str, ...]] = {}
 
     @classmethod
     def open(cls, paths: Iterable[Path]) -> LocalIndexes:
@@ -264,6 +275,17 @@ class LocalIndexes:
 
     def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
         return self._each(lambda index: index.by_title(title, limit))
+
+    def one_venue(self, a: str, b: str) -> tuple[str, ...]:
+        """The snapshots (labels) whose records give venue names ``a`` and ``b`` to one
+        venue; empty when none does (which is no evidence that they differ)."""
+        ka, kb = venue_key(a), venue_key(b)
+        if not ka or not kb or ka == kb:
+            return ()
+        if (ka, kb) not in self._venues:
+            self._venues[(ka, kb)] = tuple(dict.fromkeys(self._each(
+                lambda index: [index._snapshot(s).label for s, _ in index.one_venue(ka, kb)])))
+        return self._venues[(ka, kb)]
 
     def agency(self, prefix: str) -> str | None:
         return next(iter(self._each(lambda index: [a] if (a := index.agency(prefix)) else [])),

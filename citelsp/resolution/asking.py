@@ -115,6 +115,10 @@ class Resolution:
     cache_stale_advisory: bool = False
     complete: bool = True
     """False when an offline resolution lacked a cached answer it needed."""
+    one_venue: Callable[[str, str], tuple[str, ...]] | None = None
+    """The local index's venue lists: the snapshots whose records give two venue names to
+    one venue (``LocalIndexes.one_venue``). Asked when the venue is judged, so that an
+    edited venue is judged without a new lookup."""
 
     @property
     def unchecked(self) -> NotChecked | None:

@@ -242,6 +242,7 @@ class _Run:
             cache_age_days=max(ages) if ages else None,
             cache_stale_advisory=any(a.stale for a in self.asked),
             complete=not self.incomplete,
+            one_venue=self.ctx.index.one_venue if self.ctx.index is not None else None,
         )
 
     # -- the local index -------------------------------------------------------------------
