@@ -72,13 +72,27 @@ def words(rng: random.Random, n: int) -> list[str]:
     return list(out)
 
 
+def title_words() -> list[str]:
+    """The words of the real titles in ``fixtures/hallmark`` (about 2,800), commonest first:
+    titles of English words share trigrams as real ones do, which syllable words do not."""
+    import re
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for path in sorted((ROOT / "fixtures/hallmark").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            title = (orjson.loads(line).get("fields") or {}).get("title") or ""
+            counts.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]+", title))
+    return [w for w, _ in counts.most_common()]
+
+
 class Generator:
     """Deterministic works: work ``i`` is the same on every call (the bench cites some)."""
 
-    def __init__(self, seed: int = 1) -> None:
+    def __init__(self, seed: int = 1, real_words: bool = False) -> None:
         rng = random.Random(seed)
-        self.vocabulary = words(rng, VOCABULARY)
-        self.weights = [1 / (rank + 1) for rank in range(VOCABULARY)]
+        self.vocabulary = title_words() if real_words else words(rng, VOCABULARY)
+        self.weights = [1 / (rank + 1) for rank in range(len(self.vocabulary))]
         self.cumulative = list(_accumulate(self.weights))
         self.families = [w.title() for w in words(rng, 20_000)]
         self.venues = [f"Journal of {' '.join(rng.sample(self.vocabulary[:3000], 2)).title()}"
@@ -175,13 +189,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def serve(where: str, n: int, conn) -> None:
+def serve(where: str, n: int, real_words: bool, conn) -> None:
     """The serving measurements, in a fresh process (what a language server holds)."""
     from citelsp.documents.model import Person, Work
     from citelsp.index.query import LocalIndexes
     from citelsp.resolution.matching import judge_title_search
 
-    gen = Generator()
+    gen = Generator(real_words=real_words)
     index = LocalIndexes([open_backend(where)])
     rng = random.Random(7)
     cited = [rng.randrange(n) for _ in range(20_000)]
@@ -283,7 +297,7 @@ def build(where: str, snapshot: Path) -> dict:
             "rate": loaded.kept / built, "cpu_s": cpu, "bare_rate": bare_json_rate(snapshot)}
 
 
-def measure(label: str, where: str, snapshot: Path, n: int) -> dict:
+def measure(label: str, where: str, snapshot: Path, n: int, real_words: bool) -> dict:
     """Build, then ask, one backend; print what it gave."""
     got = build(where, snapshot)
     print(f"{label} build: {got['works']:,} works in {got['built_s']:.0f} s = "
@@ -298,7 +312,8 @@ def measure(label: str, where: str, snapshot: Path, n: int) -> dict:
     print(f"{label} size: {got['size'] / 2**30:.2f} GiB = "
           f"{got['size'] / 2**20 / (n / 1e6):,.0f} MiB per million works")
     here, there = multiprocessing.get_context("spawn").Pipe()
-    child = multiprocessing.get_context("spawn").Process(target=serve, args=(where, n, there))
+    child = multiprocessing.get_context("spawn").Process(target=serve, args=(where, n, real_words,
+                                                                         there))
     child.start()
     got |= here.recv()
     child.join()
@@ -332,6 +347,9 @@ def main() -> None:
     parser.add_argument("--works", type=int, default=10_000_000)
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: tmp)")
     parser.add_argument("--keep", action="store_true", help="keep the snapshot and index")
+    parser.add_argument("--real-words", action="store_true",
+                        help="titles of the words of real titles (fixtures/hallmark) instead "
+                             "of generated syllable words")
     parser.add_argument("--postgres", metavar="URL",
                         help="also build and ask a PostgreSQL index there ('private': a "
                              "throwaway server from the installed binaries)")
@@ -341,18 +359,19 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="index-bench-", dir=ns.dir))
     server = None
     try:
-        gen = Generator()
+        gen = Generator(real_words=ns.real_words)
         written = write_snapshot(folder / "snapshot", ns.works, gen)
         print(f"generated {ns.works:,} works in {written:.0f} s  ({load()})")
         results = {"SQLite": measure("SQLite", str(folder / "works.sqlite"),
-                                     folder / "snapshot", ns.works)}
+                                     folder / "snapshot", ns.works, ns.real_words)}
         if ns.postgres:
             url = ns.postgres
             if url == "private":
                 from tests.services import PostgresServer
                 server = PostgresServer().start()
                 url = server.url
-            results["PostgreSQL"] = measure("PostgreSQL", url, folder / "snapshot", ns.works)
+            results["PostgreSQL"] = measure("PostgreSQL", url, folder / "snapshot", ns.works,
+                                            ns.real_words)
             side_by_side(results)
         end = baseline_ms()
         print(f"bare baseline again: {end:.0f} ms (ratio to the start: {end / base:.2f})")
