@@ -121,10 +121,13 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
-def _connect(url: str, *, autocommit: bool) -> psycopg.Connection:
+def _connect(url: str, *, autocommit: bool, timeout_ms: int = 0) -> psycopg.Connection:
+    """A connection with pg_trgm's threshold set and statements cancelled after
+    ``timeout_ms`` (0: never)."""
     return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S,
                            application_name="citelsp index",
-                           options=f"-c pg_trgm.similarity_threshold={SIMILARITY}")
+                           options=f"-c pg_trgm.similarity_threshold={SIMILARITY} "
+                                   f"-c statement_timeout={int(timeout_ms)}")
 
 
 def _opened(url: str, where: str, prepare: Callable[[psycopg.Connection], None],
@@ -180,6 +183,7 @@ class PostgresIndex(IndexBackend):
     def __init__(self, url: str) -> None:
         self.url = url
         self.where = redacted(url)
+        self.text: psycopg.Connection | None = None
         self.conn = _opened(url, self.where, self._follow, IndexOpenError, autocommit=True)
 
     def _follow(self, conn: psycopg.Connection | None = None) -> None:
@@ -220,16 +224,14 @@ class PostgresIndex(IndexBackend):
     def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
         return self._current(lambda: super(PostgresIndex, self).by_title(title, limit))
 
-    def _rows(self, query: str, params: Sequence, timeout_ms: int | None = None
-              ) -> list[tuple]:
-        """The rows of one statement on the current generation, within ``timeout_ms``."""
+    def _rows(self, query: str, params: Sequence, *, text: bool = False) -> list[tuple]:
+        """The rows of one statement on the current generation. ``text``: on the connection
+        of text searches, whose statements are cancelled after ``CANDIDATES_TIMEOUT_MS`` (a
+        connection of its own: a search in a worker thread never holds up a lookup)."""
         for attempt in (1, 2):
             try:
-                if timeout_ms is None:
-                    return self.conn.execute(query.format(s=self.schema), params).fetchall()
-                with self.conn.transaction():
-                    self.conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
-                    return self.conn.execute(query.format(s=self.schema), params).fetchall()
+                conn = self._text_conn() if text else self.conn
+                return conn.execute(query.format(s=self.schema), params).fetchall()
             except psycopg.errors.QueryCanceled:
                 raise _TimedOut from None
             except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
@@ -238,13 +240,21 @@ class PostgresIndex(IndexBackend):
                 if attempt == 2:
                     raise IndexQueryError(_first_line(exc)) from None
                 try:
-                    self.conn.close()
-                    self.conn = _connect(self.url, autocommit=True)
+                    if text:
+                        self.text.close()
+                    else:
+                        self.conn.close()
+                        self.conn = _connect(self.url, autocommit=True)
                 except psycopg.Error as again:
                     raise IndexQueryError(_first_line(again)) from None
             except psycopg.Error as exc:
                 raise IndexQueryError(_first_line(exc)) from None
         return []
+
+    def _text_conn(self) -> psycopg.Connection:
+        if self.text is None or self.text.closed:
+            self.text = _connect(self.url, autocommit=True, timeout_ms=CANDIDATES_TIMEOUT_MS)
+        return self.text
 
     def _key_rows(self, key: str) -> list[tuple[str, bytes]]:
         return self._rows("SELECT w.source, w.record FROM {s}.ids i JOIN {s}.works w "
@@ -262,7 +272,7 @@ class PostgresIndex(IndexBackend):
         try:
             return self._rows("SELECT id, title FROM {s}.works WHERE title %% %s "
                               "ORDER BY similarity(title, %s) DESC LIMIT %s",
-                              (title, title, TEXT_ROWS), timeout_ms=CANDIDATES_TIMEOUT_MS)
+                              (title, title, TEXT_ROWS), text=True)
         except _TimedOut:
             return []
 
@@ -292,6 +302,8 @@ class PostgresIndex(IndexBackend):
 
     def close(self) -> None:
         self.conn.close()
+        if self.text is not None:
+            self.text.close()
 
 
 def _first_line(exc: BaseException) -> str:
