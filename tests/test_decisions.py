@@ -265,3 +265,27 @@ def test_the_editor_is_told_when_decisions_on_file_are_not_applied(tmp_path):
     notices.told.clear()
     Workspace(Settings(), [tmp_path], listener=notices)
     assert len(notices.told) == 1 and "cannot be parsed" in notices.told[0]
+
+
+def test_a_decision_is_found_as_a_scan_of_every_decision_finds_it(tmp_path):
+    """``get`` files the decisions by key (publishing asks for every entry of a library):
+    it answers what reading the whole list in order answers, after every change."""
+    rng = random.Random(5)
+    store = DecisionStore(tmp_path)
+
+    def scanned(key: str, identity: str) -> tuple[Decision | None, bool]:
+        decisions = store.load()
+        exact = [d for d in decisions if d.citation_key == key and d.identity == identity]
+        if exact:
+            return exact[0], False
+        same_key = [d for d in decisions if d.citation_key == key]
+        return (same_key[-1], True) if same_key else (None, False)
+
+    for step in range(60):
+        key, identity = f"k{rng.randrange(6)}", f"i{rng.randrange(4)}"
+        if rng.random() < 0.2:
+            store.clear(key)
+        else:
+            store.record(Decision(key, identity, "verified", f"note {step}"))
+        for probe_key, probe_identity in [(f"k{k}", f"i{i}") for k in range(7) for i in range(5)]:
+            assert store.get(probe_key, probe_identity) == scanned(probe_key, probe_identity)

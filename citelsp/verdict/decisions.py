@@ -66,6 +66,9 @@ class DecisionStore:
         self.root = Path(root)
         self.path = self.root / ".citelsp" / "decisions.json"
         self._decisions: list[Decision] = []
+        self._by_key: tuple[list[Decision], dict[str, list[Decision]]] = ([], {})
+        """The decisions by key, and the list they were filed from (every change of the
+        decisions assigns a new list)."""
         self.corrupt = False
         """The file exists but could not be read; it is backed up before any rewrite."""
         self.problem: str | None = None
@@ -108,13 +111,19 @@ class DecisionStore:
     def get(self, key: str, identity: str) -> tuple[Decision | None, bool]:
         """The decision for this key and identity; else the latest one for the key, marked
         stale (the entry changed since the human decided); else ``(None, False)``."""
-        for d in self._decisions:
-            if d.citation_key == key and d.identity == identity:
+        filed_from, by_key = self._by_key
+        if filed_from is not self._decisions:  # filed once per change: publishing asks for
+            by_key = {}                          # every entry of a 20,000-entry library
+            for d in self._decisions:
+                by_key.setdefault(d.citation_key, []).append(d)
+            self._by_key = (self._decisions, by_key)
+        found = by_key.get(key)
+        if not found:
+            return None, False
+        for d in found:
+            if d.identity == identity:
                 return d, False
-        for d in reversed(self._decisions):
-            if d.citation_key == key:
-                return d, True
-        return None, False
+        return found[-1], True
 
     def record(self, decision: Decision) -> None:
         """Store a decision, replacing the previous one for the same key and identity.
