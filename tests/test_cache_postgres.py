@@ -525,3 +525,16 @@ def lsp_workspace(tmp_path):
     from tests.test_lsp_verify import workspace
 
     return workspace.__wrapped__(tmp_path)
+
+
+def test_without_psycopg_the_cache_is_off_and_says_how_to_install_it(postgres_url, tmp_path,
+                                                                     monkeypatch):
+    said: list[str] = []
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
+    monkeypatch.delitem(sys.modules, "citelsp.resolution.cache_postgres")
+    monkeypatch.delattr(sys.modules["citelsp.resolution"], "cache_postgres")
+    answers = AnswerCache(tmp_path, url=postgres_url, notice=said.append)
+    answers.put("crossref", "doi", "10.1/x", NotFound())
+    assert answers.get("crossref", "doi", "10.1/x") is None
+    answers.close()
+    assert len(said) == 1 and "pip install 'citelsp[team]'" in said[0]
