@@ -13,6 +13,7 @@ from citelsp.documents.model import Severity
 from citelsp.workspace import Workspace
 from citelsp.workspace.checks import MAX_RELATED, EntryIndex
 from citelsp.workspace.navigation import similar_keys
+from citelsp.workspace.view import View
 
 BIB = r"""@article{a, title = {Deep {L}earning for Cats}, doi = {10.1000/xyz}, year = 2020,
   author = {M{\"u}ller, Anna}}
@@ -330,7 +331,7 @@ def test_a_pandoc_citation_of_an_ids_alias_is_dangling_and_says_whose_alias_it_i
                                 "field), which only biber reads: cite 'benguirat2024'")
     (where,) = dangling.related
     assert ALIASED[where.span.start:where.span.end] == "ben2024blending, bg24"
-    assert similar_keys(ws, ws.corpus.get(paper_uri), "bg24")[0] == "benguirat2024"
+    assert similar_keys(View(ws), ws.corpus.get(paper_uri), "bg24")[0] == "benguirat2024"
 
 
 SETS = r"""@set{stdmodel, entryset = {glashow, weinberg}}
