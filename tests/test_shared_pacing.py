@@ -21,7 +21,14 @@ from citelsp.config import Settings
 from citelsp.resolution.engine import Engine
 from citelsp.resolution.http import HttpClient
 from citelsp.resolution.pacing import MAX_HOLD_S, origin_of
-from citelsp.resolution.redis_pacing import FALLBACK_FACTOR, SharedPacing, display_url
+from citelsp.resolution.redis_pacing import (
+    FALLBACK_FACTOR,
+    RETRY_S,
+    Link,
+    SharedPacing,
+    SharedUnavailable,
+    display_url,
+)
 from tests.apiserver import ApiServer, add_empty_searches, load_default_routes
 from tests.services import RedisServer, free_port
 from tests.test_engine import bib_refs, entry
@@ -212,3 +219,28 @@ async def test_a_reverify_asks_afresh_though_a_claim_would_find_the_answer_cache
         finally:
             await engine.aclose()
         assert server.count("crossref") == 2 * first
+
+
+async def test_redis_back_is_tried_after_a_while_and_said():
+    """Gone: said once, not asked again for ``RETRY_S``; then asked, and its return said."""
+    redis = RedisServer().start()
+    now = [0.0]
+    told: list[str] = []
+    link = Link(redis.url, told.append, clock=lambda: now[0])
+    budget = ["citelsp:test"]
+    try:
+        assert await link.run("charge", budget, [1, 10, 60]) == 1
+        redis.stop()
+        with pytest.raises(SharedUnavailable):
+            await link.run("charge", budget, [1, 10, 60])
+        assert not link.up and len(told) == 1 and "unavailable" in told[0]
+        redis.start()
+        now[0] += RETRY_S - 1
+        assert not link.up, "not before RETRY_S"
+        now[0] += 2
+        assert link.up
+        assert await link.run("charge", budget, [1, 10, 60]) == 1
+        assert len(told) == 2 and "back" in told[1]
+    finally:
+        await link.aclose()
+        redis.stop()
