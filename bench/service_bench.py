@@ -81,6 +81,8 @@ class Result:
     load: float
     disagreements: int
     """Entries graded differently by two workers."""
+    notices: Counter
+    """What the workers said on stderr (shared pacing or cache gone, …), with how many said it."""
 
 
 def worker(bib: Path, bases: dict[str, str], env: dict[str, str], cache: Path
@@ -90,7 +92,7 @@ def worker(bib: Path, bases: dict[str, str], env: dict[str, str], cache: Path
     full.update({"CITELSP_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT), **env})
     return subprocess.Popen(
         [sys.executable, "-m", "citelsp", "check", str(bib), "--format", "json",
-         "--fail-on", "never", "--quiet"],
+         "--fail-on", "never"],
         env=full, cwd=bib.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -117,11 +119,13 @@ def one(n: int, entries: list[Entry], overlap: float, bases: dict[str, str],
         procs.append(worker(bib, bases, env, root / f"n{n}" / "cache" if shared_folder
                             else folder / "cache"))
     reports = []
+    notices: Counter = Counter()
     for proc in procs:
         out, err = proc.communicate(timeout=7200)
         if proc.returncode != 0:
             raise RuntimeError(f"a worker failed ({proc.returncode}): {err[-2000:]}")
         reports.append(json.loads(out))
+        notices.update(line for line in err.splitlines() if line.startswith("citelsp:"))
     seconds = time.perf_counter() - started
     after = index.counts()
     served, refused, spans, lists = counted(before, after, started_mono)
@@ -139,7 +143,7 @@ def one(n: int, entries: list[Entry], overlap: float, bases: dict[str, str],
             grades[("correct" if not e.fabricated else f"fake-{e.kind}", grade)] += 1
     run = Run(seconds, served, refused, grades, spans, lists, polite=bool(env.get(
         "CITELSP_MAILTO")))
-    return Result(n, seconds, run, sum(len(p) for p in parts), load, disagreements)
+    return Result(n, seconds, run, sum(len(p) for p in parts), load, disagreements, notices)
 
 
 def describe(result: Result, single: Result | None, distinct: int) -> list[str]:
@@ -160,6 +164,7 @@ def describe(result: Result, single: Result | None, distinct: int) -> list[str]:
         + (f" ({', '.join(f'{h} {c}' for h, c in run.refused.items())})" if run.refused
            else ""),
         "    per host: " + ", ".join(f"{h} {c}" for h, c in run.served.most_common()),
+        *(f"    {count} × {notice}" for notice, count in result.notices.items()),
         "    grading: " + ("as one process grades" if not wrong and not result.disagreements
                           else "; ".join(wrong + [f"{result.disagreements} entries graded "
                                                   "differently by two workers"]

@@ -24,6 +24,7 @@ from citelsp.resolution.pacing import MAX_HOLD_S, origin_of
 from citelsp.resolution.redis_pacing import (
     FALLBACK_FACTOR,
     RETRY_S,
+    Claims,
     Link,
     SharedPacing,
     SharedUnavailable,
@@ -244,3 +245,16 @@ async def test_redis_back_is_tried_after_a_while_and_said():
     finally:
         await link.aclose()
         redis.stop()
+
+
+async def test_thousands_of_questions_claimed_at_once_wait_for_a_connection(redis_url):
+    """A large library starts thousands of lookups at once: their claims queue for the
+    process's few connections instead of being taken for Redis gone."""
+    told: list[str] = []
+    link = Link(redis_url, told.append)
+    claims = Claims(link)
+    try:
+        mine = await asyncio.gather(*(claims.claim(f"q{n}") for n in range(2000)))
+    finally:
+        await link.aclose()
+    assert told == [] and all(mine)

@@ -425,10 +425,13 @@ class HttpClient:
     def _departure(self, origin: Origin, lane: str) -> Callable[[str, dict], Awaitable[None]]:
         """httpcore's trace hook: the interval to the next request counts from the moment
         this one's headers are written, not from its slot (a connect or a busy event loop may
-        hold it back, and the service counts arrivals)."""
+        hold it back, and the service counts arrivals); a request on a new connection departs
+        when it connects too (a server may count connections)."""
         async def trace(event: str, _info: dict) -> None:
             if event.endswith("send_request_headers.started"):
                 await self._pacer.departing(origin, lane)
+            elif event.endswith("connect_tcp.started"):
+                await self._pacer.departing(origin, lane, connecting=True)
         return trace
 
     async def _send(

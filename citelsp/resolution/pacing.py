@@ -209,11 +209,14 @@ class Pacer:
         state = self._state(origin, lane)
         state.next_at = max(state.next_at, self._clock() + self._spacing(origin, lane))
 
-    async def departing(self, origin: Origin, lane: str = terms.ALL) -> None:
-        """The request granted a slot in ``origin``'s ``lane`` is about to leave (its headers
-        are written next): ``sent``. A pacer shared with other processes may hold it back
-        here for a fresh slot (``redis_pacing``)."""
-        self.sent(origin, lane)
+    async def departing(self, origin: Origin, lane: str = terms.ALL, *,
+                        connecting: bool = False) -> None:
+        """The request granted a slot in ``origin``'s ``lane`` is about to leave: its headers
+        are written next (``sent``), or, ``connecting``, it opens a connection first. A pacer
+        shared with other processes may hold it back here for a fresh slot
+        (``redis_pacing``)."""
+        if not connecting:
+            self.sent(origin, lane)
 
     async def reserve(self, origin: Origin, lane: str = terms.ALL) -> None:
         """Take the lane's next slot as an urgent caller and mark it held (``RESERVED``) for

@@ -64,6 +64,9 @@ RETRY_S = 30.0
 """How long a process that lost Redis paces itself before it tries Redis again."""
 TIMEOUT_S = 5.0
 """A Redis that does not answer within this long is taken for gone."""
+CONNECTIONS = 16
+"""Connections to Redis a process keeps at most; a command waits for a free one (thousands
+of questions may be claimed at once, each command takes well under a millisecond)."""
 KEY_TTL_S = 2 * 86_400
 """Every key expires two days after its last write: a lane's schedule, a day's budget."""
 PREFIX = "citelsp:"
@@ -191,9 +194,10 @@ class Link:
             return
         self._problem = None
         try:
-            self._client = aioredis.Redis.from_url(
-                url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S,
-                retry=Retry(NoBackoff(), 0))
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url, max_connections=CONNECTIONS, timeout=TIMEOUT_S,
+                socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S)
+            self._client = aioredis.Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
         except ValueError as exc:
             self._problem = f"not a Redis URL ({exc})"
             return
@@ -343,18 +347,22 @@ class SharedPacer(Pacer):
         await super().wait(origin, urgent=urgent, lane=lane)
         _GRANTED.set(((origin, lane), self._clock()))
 
-    async def departing(self, origin: Origin, lane: str = terms.ALL) -> None:
+    async def departing(self, origin: Origin, lane: str = terms.ALL, *,
+                        connecting: bool = False) -> None:
         """A request that leaves later than ``LATE`` of an interval after its slot (its
         process was starting, a connection or TLS handshake, a busy event loop) takes a fresh
         slot first: the slots after its old one belong to other processes, which the service
         would see arrive together with it."""
         granted = _GRANTED.get()
-        _GRANTED.set(None)
         late = granted is not None and granted[0] == (origin, lane) and \
             self._clock() - granted[1] > LATE * self.interval(origin, lane)
         if late and self._shared():
             await self._retake(origin, lane)
-        self.sent(origin, lane)
+        if granted is not None and granted[0] == (origin, lane):
+            # A request that connects first departs twice (``HttpClient._departure``): its
+            # headers are late if the connection took long (a TLS handshake) since now.
+            _GRANTED.set(((origin, lane), self._clock()))
+        await super().departing(origin, lane, connecting=connecting)
 
     async def _retake(self, origin: Origin, lane: str) -> None:
         state = self._state(origin, lane)
@@ -465,7 +473,7 @@ class SharedBudget(DailyBudget):
 CLAIM_TTL_S = 60.0
 """A claim lives this long unless its process renews it (every third of it while it asks):
 a process that dies while asking keeps the others waiting at most this long."""
-CLAIM_POLL_S = 0.1
+CLAIM_POLL_S = 0.2
 """How often a process waiting for another's answer looks whether it came."""
 
 
