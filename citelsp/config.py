@@ -280,6 +280,7 @@ class Settings:
         if isinstance(bib, str):
             bib = (bib,)
         cache_dir = opts.get("cacheDir") or env.get("CITELSP_CACHE_DIR")
+        index = opts.get("index") or env.get("CITELSP_INDEX")
         return cls(
             bibliography=tuple(str(b) for b in bib or ()),
             slug_map=_slug_map(opts.get("slugMap")),
@@ -305,8 +306,9 @@ class Settings:
             ncbi_email=opts.get("ncbiEmail") or env.get("CITELSP_NCBI_EMAIL") or None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
             cache_url=_secret(opts, env, "cacheUrl", "CITELSP_CACHE_URL"),
-            index=_paths(opts.get("index") or env.get("CITELSP_INDEX")),
-            index_url=_secret(opts, env, "indexUrl", "CITELSP_INDEX_URL"),
+            index=_paths(index) if not _database_url(index) else (),
+            index_url=_secret(opts, env, "indexUrl", "CITELSP_INDEX_URL") or (
+                index.strip() if _database_url(index) else None),
             index_stale_days=numbers.whole("citelsp.indexStaleDays", opts.get("indexStaleDays"),
                                            DEFAULTS["indexStaleDays"], MAX_DAYS, low=1),
             pacing_url=_secret(opts, env, "pacingUrl", "CITELSP_PACING_URL"),
@@ -402,6 +404,12 @@ def _truthy(value: str | None) -> bool:
 
 def _priority(value, default: str) -> str:
     return value if value in PRIORITIES else default
+
+
+def _database_url(value) -> bool:
+    """``citelsp.index`` naming a database (the index commands take either): read as
+    ``citelsp.indexUrl`` rather than split at the ``:`` of ``postgresql://``."""
+    return isinstance(value, str) and value.strip().startswith(("postgresql://", "postgres://"))
 
 
 def _paths(value) -> tuple[Path, ...]:

@@ -380,3 +380,16 @@ def test_a_user_who_may_not_create_schemas_is_told_what_a_build_needs(postgres_u
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f"DROP ROLE {role}")
+
+
+def test_a_database_named_where_index_files_go_is_read_as_the_index_url(pg_index):
+    """``CITELSP_INDEX=postgresql://…`` (the commands take a path or a URL alike) is the
+    database, not two files split at the ``:`` of the URL."""
+    settings = Settings.from_options({}, environ={"CITELSP_INDEX": pg_index})
+    assert (settings.index, settings.index_url) == ((), pg_index)
+    index, notes = open_index(settings)
+    assert index is not None and not any("not used" in n for n in notes)
+    assert index.by_doi(crossref_works()[0]["DOI"])
+    both = Settings.from_options({"index": pg_index},
+                                 environ={"CITELSP_INDEX_URL": "postgresql://other/db"})
+    assert both.index_url == "postgresql://other/db" and both.index == ()
