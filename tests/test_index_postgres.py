@@ -108,7 +108,7 @@ def test_a_title_with_typos_finds_the_work_and_both_judge_it_alike(pg_index, sql
             assert judge_title_search(work, [h.record for h in index.by_title(cited)],
                                       with_near=False).match is None
         near = judge_title_search(work, [h.record for h in found]).near_matches
-        assert any(r.arxiv_id == want for r in near)  # the hover's "did you mean"
+        assert any(r.arxiv_id == want for r in near)  # a near match, never a match
 
 
 def test_a_check_with_the_postgres_index_asks_no_service(pg_index, sqlite_index, tmp_path):
