@@ -72,7 +72,8 @@ def venue_names(record: Record) -> set[tuple[str, str]]:
     """(another name, venue) for each other name the record gives its venue (an
     abbreviation, a series): pairs that say two names are one venue. A preprint's are not
     (an arXiv journal reference names another venue than "arXiv")."""
-    if record.is_preprint or not record.venue or not (venue := venue_key(record.venue)):
+    if not record.venue_aliases or record.is_preprint or not record.venue or not (
+            venue := venue_key(record.venue)):
         return set()
     return {(name, venue) for alias in record.venue_aliases
             if (name := venue_key(alias)) and name != venue}
