@@ -393,3 +393,28 @@ def test_a_database_named_where_index_files_go_is_read_as_the_index_url(pg_index
     both = Settings.from_options({"index": pg_index},
                                  environ={"CITELSP_INDEX_URL": "postgresql://other/db"})
     assert both.index_url == "postgresql://other/db" and both.index == ()
+
+
+async def test_the_editor_asks_the_postgres_index_first(pg_index, tmp_path):
+    """The language server reads CITELSP_INDEX_URL as the command line does: the hover names
+    the snapshot, and no service is asked."""
+    from tests.lsp_session import lsp_session, open_file, wait_until
+    from tests.test_lsp_verify import hover_at, position_of, verified
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    entries = sample_bib().split("@article")[1:3]
+    (root / "refs.bib").write_text("".join(f"@article{e}" for e in entries))
+    keys = [e.split("{", 1)[1].split(",", 1)[0] for e in entries]
+    (root / "paper.md").write_text("---\nbibliography: refs.bib\n---\nSee "
+                                   + " ".join(f"[@{k}]" for k in keys) + ".\n")
+    with ApiServer() as server:
+        load_default_routes(server)
+        env = {**server.env(), "CITELSP_CACHE_DIR": str(tmp_path / "cache"),
+               "CITELSP_INDEX_URL": pg_index}
+        async with lsp_session(root, env) as lsp:
+            md = open_file(lsp, root / "paper.md", "markdown")
+            await wait_until(lsp, verified(md, keys[0]))
+            card = await hover_at(lsp, md, position_of(root / "paper.md", f"@{keys[0]}"))
+        assert server.requests == []
+    assert "Crossref snapshot 2026-07: DOI" in card
