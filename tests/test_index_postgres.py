@@ -260,6 +260,8 @@ def test_queries_keep_working_while_a_build_replaces_the_index(pg_index, tmp_pat
     thread = threading.Thread(target=ask)
     thread.start()
     try:
+        while not new and thread.is_alive():  # answering before the build begins
+            time.sleep(0.01)
         build(pg_index, {"crossref": tmp_path / "more"})
         time.sleep(0.2)
     finally:
