@@ -420,3 +420,23 @@ async def test_the_editor_asks_the_postgres_index_first(pg_index, tmp_path):
             card = await hover_at(lsp, md, position_of(root / "paper.md", f"@{keys[0]}"))
         assert server.requests == []
     assert "Crossref snapshot 2026-07: DOI" in card
+
+
+def test_an_index_older_parsers_wrote_is_built_again(postgres_url, snapshots, capsys):
+    """As the file: a PostgreSQL index whose records older parsers wrote is not read, and
+    index status and update say to build it again."""
+    from citelsp.cli import main
+    from citelsp.index.build import LAYOUT_VERSION
+
+    assert main(["index", "build", postgres_url, "--crossref", str(snapshots["crossref"])]) == 0
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        [live] = conn.execute("SELECT generation FROM citelsp_index.live").fetchone()
+        conn.execute(f"UPDATE {live}.meta SET value = %s WHERE key = 'schema'",
+                     (f"{LAYOUT_VERSION}+records4",))
+    capsys.readouterr()
+    with pytest.raises(IndexOpenError, match="record parsers"):
+        open_backend(postgres_url)
+    assert main(["index", "status", postgres_url]) == 2
+    assert "another citelsp's record parsers (version 4" in capsys.readouterr().err
+    assert main(["index", "update", postgres_url, "--dblp", str(snapshots["dblp"])]) == 2
+    assert "build it again" in capsys.readouterr().err

@@ -32,6 +32,7 @@ from citelsp.index.build import (
     Loaded,
     _Row,
     source_row,
+    version_problem,
 )
 from citelsp.index.query import (
     CANDIDATES,
@@ -195,8 +196,8 @@ class PostgresIndex(IndexBackend):
                                  "one: citelsp index build URL …)")
         row = self.conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema'"
                                 ).fetchone()
-        if row is None or row[0] != SCHEMA_VERSION:
-            raise IndexOpenError(f"{self.where}: an index of another version (build it again)")
+        if (problem := version_problem(row[0] if row else None)) is not None:
+            raise IndexOpenError(f"{self.where}: {problem}")
         self.schema = schema
         self.snapshots = {s.source: s for s in map(snapshot_of, self.conn.execute(
             f"SELECT {SOURCES_COLUMNS} FROM {schema}.sources ORDER BY source"))}
@@ -351,9 +352,8 @@ class PostgresWriter(IndexWriter):
         if live is None:
             raise IndexFileError(f"{self.where}: no index to update (build one first)")
         row = conn.execute(f"SELECT value FROM {live}.meta WHERE key = 'schema'").fetchone()
-        if row is None or row[0] != SCHEMA_VERSION:
-            raise IndexFileError(f"{self.where}: not a citelsp index of this version (build it"
-                                 " again)")
+        if (problem := version_problem(row[0] if row else None)) is not None:
+            raise IndexFileError(f"{self.where}: {problem}")
         self.schema = live
         for table in ("works", "ids", "title_keys"):
             conn.execute(f"CREATE TEMP TABLE {table} (LIKE {live}.{table}) ON COMMIT DROP")
