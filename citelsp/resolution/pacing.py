@@ -14,6 +14,7 @@ Hand-written rather than a rate-limiter library (aiolimiter, limits, pyrate-limi
 token buckets that allow bursts and have no notion of a server-announced hold, a rate halved
 on refusal, or a floor set by response headers; the policy here is a minimum spacing that a
 429 must widen for every caller of the origin at once (``rate_limited``, ``hold``).
+Processes that pace together (``citelsp.pacingUrl``) share one schedule: ``redis_pacing``.
 """
 
 from __future__ import annotations
