@@ -26,6 +26,7 @@ from citelsp.resolution.redis_pacing import (
     RETRY_S,
     Claims,
     Link,
+    SharedPacer,
     SharedPacing,
     SharedUnavailable,
     display_url,
@@ -258,3 +259,30 @@ async def test_thousands_of_questions_claimed_at_once_wait_for_a_connection(redi
     finally:
         await link.aclose()
     assert told == [] and all(mine)
+
+
+async def test_a_lane_paced_alone_goes_back_to_redis_mid_queue():
+    """A long queue that began while Redis was gone is paced through Redis again once it is
+    back, not only after the queue is empty."""
+    redis = RedisServer().start()
+    now = [0.0]
+    told: list[str] = []
+    link = Link(redis.url, told.append, clock=lambda: now[0])
+    origin = origin_of("http://127.0.0.1:9")
+    pacer = SharedPacer(link, {origin: 0.02})
+    released: list[int] = []
+
+    async def caller(n: int) -> None:
+        await pacer.wait(origin)
+        released.append(n)
+        if len(released) == 3:  # paced alone by now: Redis comes back
+            redis.start()
+            now[0] += RETRY_S + 1
+
+    redis.stop()
+    try:
+        await asyncio.gather(*(caller(n) for n in range(12)))
+    finally:
+        await link.aclose()
+        redis.stop()
+    assert "unavailable" in told[0] and len(told) == 2 and "back" in told[1]

@@ -192,16 +192,20 @@ class Pacer:
         """Hand out the lane's slots one interval apart, to the best waiting caller at the
         moment the slot opens (a hold or an urgent caller may have come meanwhile)."""
         while state.queue:
-            delay = max(state.next_at, self._held.get(origin, 0.0)) - self._clock()
-            if delay > 0:
-                await self._sleep(delay)
-                continue
-            *_key, future = heapq.heappop(state.queue)
-            if future.done():  # its caller was cancelled
-                continue
-            state.next_at = self._clock() + self._spacing(origin, lane)
-            future.set_result(None)
-            await asyncio.sleep(0)  # the caller sends before the next slot is considered
+            await self._step(origin, lane, state)
+
+    async def _step(self, origin: Origin, lane: str, state: _State) -> None:
+        """Wait until the lane's next slot, or hand it to the best caller waiting."""
+        delay = max(state.next_at, self._held.get(origin, 0.0)) - self._clock()
+        if delay > 0:
+            await self._sleep(delay)
+            return
+        *_key, future = heapq.heappop(state.queue)
+        if future.done():  # its caller was cancelled
+            return
+        state.next_at = self._clock() + self._spacing(origin, lane)
+        future.set_result(None)
+        await asyncio.sleep(0)  # the caller sends before the next slot is considered
 
     def sent(self, origin: Origin, lane: str = terms.ALL) -> None:
         """A request to ``origin`` leaves now: the next one leaves at least an interval later,

@@ -307,12 +307,13 @@ class SharedPacer(Pacer):
 
     async def _dispatch(self, origin: Origin, lane: str, state: _State) -> None:
         """Hand out the lane's slots as Redis schedules them, to the best caller waiting when
-        the slot comes; locally (``Pacer._dispatch``) while Redis is gone. This process's
-        own spacing and holds come first, so a slot taken in Redis is used when it comes."""
+        the slot comes; a slot at a time locally (``Pacer._step``) while Redis is gone, so
+        that its return is seen mid-queue. This process's own spacing and holds come first,
+        so a slot taken in Redis is used when it comes."""
         while state.queue:
             if not self._shared():
-                await super()._dispatch(origin, lane, state)
-                return
+                await self._step(origin, lane, state)
+                continue
             while state.queue and state.queue[0][-1].done():  # cancelled callers
                 heapq.heappop(state.queue)
             if not state.queue:
