@@ -692,3 +692,15 @@ async def test_an_origin_that_asked_for_a_long_pause_is_not_asked_again(fake_tim
     assert "asked to wait" in second.reason
     assert len(recorder.requests) == 1
     assert fake_time.sleeps == []
+
+
+async def test_a_503_with_retry_after_holds_the_origin_and_still_fails_at_once(fake_time):
+    """Unavailable for a stated while: the request is unreachable at once (5xx are never
+    retried), and nobody else asks the origin before then (with shared pacing, no process)."""
+    client, recorder = client_for(
+        lambda r: httpx.Response(503, headers={"Retry-After": "120"}), fake_time)
+    first = await client.get("crossref", "/works/10.1000/a")
+    second = await client.get("crossref", "/works/10.1000/b")
+    await client.aclose()
+    assert "HTTP 503" in first.reason and len(recorder.requests) == 1
+    assert "asked to wait" in second.reason, "closed for two minutes: not asked again"

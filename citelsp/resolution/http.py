@@ -476,6 +476,8 @@ class HttpClient:
             retry_after = retry_after_seconds(response.headers.get("retry-after"))
             self._pacer.rate_limited(origin, retry_after, lane)
             return _RateLimited(host, origin, retry_after)
+        if status == 503 and (pause := retry_after_seconds(response.headers.get("retry-after"))):
+            self._pacer.hold(origin, pause)  # unavailable, and it says for how long: held
         if not (200 <= status < 300 or status in READABLE_ERROR_STATUSES):
             return Unreachable(f"HTTP {status} from {host}")
         declared = response.headers.get("content-length")
