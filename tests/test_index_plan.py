@@ -236,12 +236,9 @@ def test_an_index_parsed_by_older_parsers_is_not_trusted(server, index_file, tmp
     assert not any("snapshot" in (s or "") for s in summaries)
 
 
-def test_a_venue_name_the_snapshots_give_one_venue_confirms_it(server, tmp_path):
-    """The venue lists in grading: OpenAlex knows a review by its journal's full name only;
-    the paper cites the journal's abbreviation, which no rule here expands. Crossref's
-    snapshot gives that abbreviation to the same journal (another paper's
-    short-container-title), so the cited venue agrees; an index without that knowledge leaves
-    the disagreement as it was: a name the snapshots do not link is no evidence either way."""
+def venue_snapshots(tmp_path: Path) -> None:
+    """An OpenAlex review known by its journal's full name only, Crossref's record of another
+    paper of the journal with its abbreviation, and a bibliography citing the review by it."""
     import copy
 
     from tests.snapshots import jsonl, openalex_works, write_gz
@@ -265,6 +262,15 @@ def test_a_venue_name_the_snapshots_give_one_venue_confirms_it(server, tmp_path)
         " journal={Annu. Rev. Pathol. Mech. Dis.},\n year={2019},\n volume={14},\n"
         " pages={1--20},\n doi={10.1146/x.test.1}\n}\n")
 
+
+def test_a_venue_name_the_snapshots_give_one_venue_confirms_it(server, tmp_path):
+    """The venue lists in grading: OpenAlex knows a review by its journal's full name only;
+    the paper cites the journal's abbreviation, which no rule here expands. Crossref's
+    snapshot gives that abbreviation to the same journal (another paper's
+    short-container-title), so the cited venue agrees; an index without that knowledge leaves
+    the disagreement as it was: a name the snapshots do not link is no evidence either way."""
+    venue_snapshots(tmp_path)
+
     def checklist(*sources: str) -> list[tuple[str, str, str]]:
         index = tmp_path / f"{'-'.join(sources)}.sqlite"
         writer = IndexWriter(index, fresh=True)
@@ -283,3 +289,27 @@ def test_a_venue_name_the_snapshots_give_one_venue_confirms_it(server, tmp_path)
          "has “Annual Review of Pathology")]
     assert checklist("openalex", "crossref") == []
     assert server.requests == []
+
+
+def test_venue_links_outlive_the_index(tmp_path):
+    """A resolution keeps what the venue lists said: judged again after its engine (and the
+    index) closed, as an edit of the entry does, the venue stays confirmed (this crashed)."""
+    from citelsp.resolution.engine import Engine
+    from citelsp.verdict.judge import judge
+
+    venue_snapshots(tmp_path)
+    writer = IndexWriter(tmp_path / "i.sqlite", fresh=True)
+    for source in ("openalex", "crossref"):
+        writer.add(source, tmp_path / source)
+    writer.close()
+    [ref] = bib_refs((tmp_path / "refs.bib").read_text())
+
+    async def resolve():
+        engine = Engine(Settings(offline=True, use_cache=False, index=(tmp_path / "i.sqlite",)))
+        try:
+            return await engine.resolve(ref)
+        finally:
+            await engine.aclose()
+
+    judgement = judge(ref, asyncio.run(resolve()))
+    assert (judgement.verdict, judgement.findings) == ("true", [])

@@ -154,6 +154,13 @@ def fold_words(s: str) -> list[str]:
     return _NON_WORD.sub(" ", s.casefold().replace("&", " and ")).split()
 
 
+@lru_cache(maxsize=65536)
+def venue_key(name: str) -> str:
+    """A venue name as venue lists compare it: folded words (case, accents and punctuation
+    aside), so that "Nat. Commun." and "Nat Commun" are one name."""
+    return " ".join(fold_words(name))
+
+
 def contains_words(haystack: list[str], needle: list[str]) -> bool:
     """``needle`` occurs in ``haystack`` as a run of whole words."""
     n = len(needle)

@@ -7,7 +7,6 @@ one 64-bit hash) only adds a candidate, which matching then examines like any ot
 
 from __future__ import annotations
 
-from functools import lru_cache
 from hashlib import blake2b
 
 from citelsp.documents.text import (
@@ -17,7 +16,7 @@ from citelsp.documents.text import (
     normalize_title_acronym,
     plain_title,
 )
-from citelsp.documents.works import fold_words
+from citelsp.documents.works import venue_key
 from citelsp.resolution.arxiv import base_id
 from citelsp.resolution.identifiers import normalize_arxiv
 from citelsp.resolution.outcome import Record
@@ -61,22 +60,16 @@ def record_title_keys(record: Record) -> set[int]:
     return keys
 
 
-@lru_cache(maxsize=65536)
-def venue_key(name: str) -> str:
-    """A venue name as the venue lists compare it: folded words (case, accents and
-    punctuation aside), so that "Nat. Commun." and "Nat Commun" are one name."""
-    return " ".join(fold_words(name))
-
-
 def venue_names(record: Record) -> set[tuple[str, str]]:
-    """(another name, venue) for each other name the record gives its venue (an
-    abbreviation, a series): pairs that say two names are one venue. A preprint's are not
-    (an arXiv journal reference names another venue than "arXiv")."""
+    """(name, other name) for each other name the record gives its venue (an abbreviation, a
+    series), both ways round: pairs that say two names are one venue (``venue_key`` forms).
+    A preprint's are not (an arXiv journal reference names another venue than "arXiv")."""
     if not record.venue_aliases or record.is_preprint or not record.venue or not (
             venue := venue_key(record.venue)):
         return set()
-    return {(name, venue) for alias in record.venue_aliases
-            if (name := venue_key(alias)) and name != venue}
+    return {pair for alias in record.venue_aliases
+            if (name := venue_key(alias)) and name != venue
+            for pair in ((name, venue), (venue, name))}
 
 
 def _hash(form: str) -> int:

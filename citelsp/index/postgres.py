@@ -36,6 +36,7 @@ from citelsp.index.build import (
 )
 from citelsp.index.query import (
     CANDIDATES,
+    LINKS,
     SOURCES_COLUMNS,
     TEXT_ROWS,
     Hit,
@@ -290,10 +291,10 @@ class PostgresIndex(IndexBackend):
         return self._current(lambda: self._rows("SELECT source, works FROM {s}.venues WHERE "
                                                 "name = %s", (name,)))
 
-    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
-        return self._current(lambda: self._rows(
-            "SELECT source, works FROM {s}.venue_names WHERE (name, venue) IN ((%s, %s), "
-            "(%s, %s))", (_text(a), _text(b), _text(b), _text(a))))
+    def venue_links(self, key: str) -> list[str]:
+        return [v for (v,) in self._current(lambda: self._rows(
+            "SELECT DISTINCT venue FROM {s}.venue_names WHERE name = %s LIMIT %s",
+            (_text(key), LINKS)))]
 
     def size_bytes(self) -> int:
         rows = self._rows("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM "

@@ -23,8 +23,9 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from citelsp.documents.text import normalize_title
+from citelsp.documents.works import venue_key
 from citelsp.index.build import LABELS, decode, version_problem
-from citelsp.index.keys import arxiv_key, doi_key, title_keys, venue_key
+from citelsp.index.keys import arxiv_key, doi_key, title_keys
 from citelsp.resolution.outcome import Record
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,8 @@ T = TypeVar("T")
 
 CANDIDATES = 10
 """Title candidates returned, best first."""
+LINKS = 1000
+"""Venue names linked to one name at most (a series links every volume's title)."""
 TEXT_ROWS = 40
 """Text candidates (FTS5 matches, trigram neighbours) re-ranked per title."""
 _STOPWORDS = frozenset(
@@ -118,9 +121,9 @@ class IndexBackend(ABC):
         """(source, works) for each snapshot that names a venue ``name`` (case as given)."""
 
     @abstractmethod
-    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
-        """(source, works) for each snapshot whose records give venue names ``a`` and ``b``
-        (``venue_key`` forms) to one venue: one is the other's abbreviation or series."""
+    def venue_links(self, key: str) -> list[str]:
+        """The venue names (``venue_key`` forms) that some snapshot's records give one venue
+        with ``key``: its abbreviations, series, full names."""
 
     @abstractmethod
     def size_bytes(self) -> int: ...
@@ -215,10 +218,9 @@ class LocalIndex(IndexBackend):
     def venue(self, name: str) -> list[tuple[str, int]]:
         return list(self.db.execute("SELECT source, works FROM venues WHERE name = ?", (name,)))
 
-    def one_venue(self, a: str, b: str) -> list[tuple[str, int]]:
-        return self.db.execute("SELECT source, works FROM venue_names WHERE name = ? AND "
-                               "venue = ? UNION ALL SELECT source, works FROM venue_names "
-                               "WHERE name = ? AND venue = ?", (a, b, b, a)).fetchall()
+    def venue_links(self, key: str) -> list[str]:
+        return [v for (v,) in self.db.execute(
+            "SELECT DISTINCT venue FROM venue_names WHERE name = ? LIMIT ?", (key, LINKS))]
 
     def size_bytes(self) -> int:
         return self.path.stat().st_size
@@ -243,7 +245,7 @@ class LocalIndexes:
         self.indexes = tuple(indexes)
         self.failed: set[str] = set()
         """Indexes that could not answer once: said once in the log."""
-        self._venues: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._venues: dict[str, frozenset[str]] = {}
 
     @classmethod
     def open(cls, paths: Iterable[Path]) -> LocalIndexes:
@@ -276,16 +278,13 @@ class LocalIndexes:
     def by_title(self, title: str, limit: int = CANDIDATES) -> list[Hit]:
         return self._each(lambda index: index.by_title(title, limit))
 
-    def one_venue(self, a: str, b: str) -> tuple[str, ...]:
-        """The snapshots (labels) whose records give venue names ``a`` and ``b`` to one
-        venue; empty when none does (which is no evidence that they differ)."""
-        ka, kb = venue_key(a), venue_key(b)
-        if not ka or not kb or ka == kb:
-            return ()
-        if (ka, kb) not in self._venues:
-            self._venues[(ka, kb)] = tuple(dict.fromkeys(self._each(
-                lambda index: [index._snapshot(s).label for s, _ in index.one_venue(ka, kb)])))
-        return self._venues[(ka, kb)]
+    def venue_links(self, name: str) -> frozenset[str]:
+        """The names (``venue_key`` forms) the snapshots give one venue with ``name``; none
+        is no evidence that a name is not the venue's."""
+        key = venue_key(name)
+        if key and key not in self._venues:
+            self._venues[key] = frozenset(self._each(lambda index: index.venue_links(key)))
+        return self._venues.get(key, frozenset())
 
     def agency(self, prefix: str) -> str | None:
         return next(iter(self._each(lambda index: [a] if (a := index.agency(prefix)) else [])),

@@ -115,10 +115,10 @@ class Resolution:
     cache_stale_advisory: bool = False
     complete: bool = True
     """False when an offline resolution lacked a cached answer it needed."""
-    one_venue: Callable[[str, str], tuple[str, ...]] | None = None
-    """The local index's venue lists: the snapshots whose records give two venue names to
-    one venue (``LocalIndexes.one_venue``). Asked when the venue is judged, so that an
-    edited venue is judged without a new lookup."""
+    venue_links: dict[str, frozenset[str]] = field(default_factory=dict)
+    """From a local index's venue lists: each name (``venue_key`` form) the matched records
+    give their venue, and the names the snapshots give that venue too (abbreviations,
+    series). Kept with the resolution, so that an edited venue is judged without the index."""
 
     @property
     def unchecked(self) -> NotChecked | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from citelsp import links
 from citelsp.documents.model import Reference, Work
+from citelsp.documents.works import venue_key
 from citelsp.index.adapter import asked as index_answer
 from citelsp.resolution.arxiv import base_id
 from citelsp.resolution.asking import Asked, Context, Resolution, ask
@@ -242,8 +243,19 @@ class _Run:
             cache_age_days=max(ages) if ages else None,
             cache_stale_advisory=any(a.stale for a in self.asked),
             complete=not self.incomplete,
-            one_venue=self.ctx.index.one_venue if self.ctx.index is not None else None,
+            venue_links=self.venue_links(),
         )
+
+    def venue_links(self) -> dict[str, frozenset[str]]:
+        """What the local index's venue lists link to each venue name of the matched
+        records (``Resolution.venue_links``); a preprint's venue is never compared."""
+        index = self.ctx.index
+        if index is None:
+            return {}
+        names = {n for o in self.outcomes.values() if o.status == "matched" and o.record
+                 and not o.record.is_preprint for n in (o.record.venue, *o.record.venue_aliases)
+                 if n}
+        return {venue_key(n): links for n in names if (links := index.venue_links(n))}
 
     # -- the local index -------------------------------------------------------------------
 

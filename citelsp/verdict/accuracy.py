@@ -9,13 +9,13 @@ abstains where it cannot know: a preprint on the venue, a list cut short on omit
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from functools import lru_cache
 
 from citelsp.documents.model import Person, Work
 from citelsp.documents.text import cn_titles_equal, has_han, titles_equal
-from citelsp.documents.works import contains_words, fold_words, is_preprint_venue
+from citelsp.documents.works import contains_words, fold_words, is_preprint_venue, venue_key
 from citelsp.resolution.matching import common_era, same_person, years_of
 from citelsp.resolution.outcome import FieldConflict, Record
 
@@ -120,9 +120,6 @@ _DETAIL_PREFIX = re.compile(r"^(?:vol|volume|no|number|issue|pp|p)\s+")
 _NAMES_SHOWN = 8
 """Author lists longer than this are shortened in messages."""
 
-OneVenue = Callable[[str, str], tuple[str, ...]]
-"""The local index's venue lists: the snapshots whose records give two venue names to one
-venue (``Resolution.one_venue``)."""
 Vote = tuple[Record, bool | None, str | None]
 """(record, agrees?, the record's value) — ``None`` when the record cannot be compared."""
 
@@ -277,11 +274,12 @@ def _authors_vote(work: Work, record: Record) -> tuple[bool | None, str]:
     )
 
 
-def _venue_vote(work: Work, record: Record, one_venue: OneVenue | None) -> bool | None:
+def _venue_vote(work: Work, record: Record, links: Mapping[str, frozenset[str]]
+                ) -> bool | None:
     """A preprint record abstains: only a version of record can contradict a cited venue.
-    A cited name that the snapshots give the record's venue too (an abbreviation or a series
-    that no rule here knows: "ApJ", "LNCS") agrees; that they give it to no venue of the
-    record is no evidence (snapshots do not hold every name)."""
+    A cited name that a local index's snapshots give the record's venue too (``links``: an
+    abbreviation or a series no rule here knows, "ApJ", "LNCS") agrees; that they give it to
+    no venue of the record is no evidence (snapshots do not hold every name)."""
     if record.is_preprint:
         return None
     if work.issn and record.issns and set(map(_issn, work.issn)) & set(map(_issn, record.issns)):
@@ -291,7 +289,7 @@ def _venue_vote(work: Work, record: Record, one_venue: OneVenue | None) -> bool 
         return None
     cited = work.venue or ""
     return any(venues_agree(cited, n) for n in names) or (
-        one_venue is not None and any(one_venue(cited, n) for n in names))
+        bool(links) and any(venue_key(cited) in links.get(venue_key(n), ()) for n in names))
 
 
 def _preprint_only(venue: str, rs: Sequence[Record]) -> FieldConflict | None:
@@ -366,7 +364,8 @@ def _conflict(
 
 
 def accuracy_conflicts(
-    work: Work, entry_type: str, records: Sequence[Record], one_venue: OneVenue | None = None
+    work: Work, entry_type: str, records: Sequence[Record],
+    venue_links: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[FieldConflict, ...]:
     """Fields of the citation that disagree with every matched record.
 
@@ -403,7 +402,8 @@ def accuracy_conflicts(
         ))
     if work.venue and not is_preprint_venue(work.venue):
         out.append(_conflict(
-            "venue", work.venue, [(r, _venue_vote(work, r, one_venue), r.venue) for r in rs])
+            "venue", work.venue, [(r, _venue_vote(work, r, venue_links or {}), r.venue)
+                             for r in rs])
             or _preprint_only(work.venue, rs))
     out += _number_conflicts(work, rs)
     return tuple(c for c in out if c is not None)

@@ -27,7 +27,7 @@ from citelsp.resolution.outcome import (
     not_checked,
 )
 from citelsp.resolution.resolve import LABELS
-from citelsp.verdict.accuracy import OneVenue, accuracy_conflicts
+from citelsp.verdict.accuracy import accuracy_conflicts
 from citelsp.verdict.reasons import REASONS, priority_rank
 from citelsp.verdict.reduce import Verdict, reduce_lookup_verified
 
@@ -297,7 +297,7 @@ def build_judgement(
     *,
     retraction: Retraction | None = None,
     extra_reasons: Sequence[str] = (),
-    one_venue: OneVenue | None = None,
+    venue_links: Mapping[str, frozenset[str]] | None = None,
 ) -> Judgement:
     """Reduce one reference's outcomes to its verdict, findings and checklist item."""
     outcomes = dict(outcomes)
@@ -319,7 +319,7 @@ def build_judgement(
     conflicts: tuple[FieldConflict, ...]
     near: tuple[Record, ...] = ()
     if records:
-        conflicts = accuracy_conflicts(work, entry_type, records, one_venue)
+        conflicts = accuracy_conflicts(work, entry_type, records, venue_links)
         for c in conflicts:
             found.conflict(c)
     else:

@@ -23,7 +23,7 @@ def judge(ref: Reference, resolution: Resolution) -> Judgement:
         resolution.ids,
         resolution.outcomes,
         retraction=resolution.retraction,
-        one_venue=resolution.one_venue,
+        venue_links=resolution.venue_links,
     )
 
 
