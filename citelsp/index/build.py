@@ -43,7 +43,7 @@ from citelsp.resolution.identifiers import doi_prefix
 from citelsp.resolution.outcome import Record
 from citelsp.resolution.records import PARSER_VERSION
 
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 SCHEMA_VERSION = f"{LAYOUT_VERSION}+records{PARSER_VERSION}"
 """What an index says it is (``meta`` ``schema``): its tables' layout and the version of the
 record parsers that wrote its Records (``records.PARSER_VERSION``). Whatever holds it, an
