@@ -23,9 +23,10 @@ from citelsp.documents.model import Person, Work
 from citelsp.index.adapter import open_index
 from citelsp.index.backends import open_backend, open_writer
 from citelsp.index.build import IndexFileError
-from citelsp.index.postgres import PostgresIndex, redacted
+from citelsp.index.postgres import PostgresIndex
 from citelsp.index.query import IndexOpenError, LocalIndexes
 from citelsp.resolution.matching import judge_title_search
+from citelsp.uris import shown_url
 from tests.apiserver import ApiServer, load_default_routes
 from tests.snapshots import crossref_works, jsonl, openalex_works, write_gz, write_snapshots
 from tests.test_check_e2e import ROOT, run_cli
@@ -298,7 +299,7 @@ def test_status_build_and_update_commands(postgres_url, snapshots, capsys):
     capsys.readouterr()
     assert main(["index", "status", postgres_url]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{redacted(postgres_url)}: ") and " works, " in out[0]
+    assert out[0].startswith(f"{shown_url(postgres_url)}: ") and " works, " in out[0]
     assert out[0].endswith(" MiB")
     assert [line.split()[:3] for line in out[1:]] == [
         ["Crossref", "snapshot", "2026-07"], ["DBLP", "snapshot", "2025-06"]]
@@ -306,9 +307,9 @@ def test_status_build_and_update_commands(postgres_url, snapshots, capsys):
 
 
 def test_a_password_is_never_printed():
-    assert redacted("postgresql://lab:s3cret@db.example:5432/citelsp") == \
+    assert shown_url("postgresql://lab:s3cret@db.example:5432/citelsp") == \
         "postgresql://lab:***@db.example:5432/citelsp"
-    assert redacted("postgresql://lab@db/citelsp") == "postgresql://lab@db/citelsp"
+    assert shown_url("postgresql://lab@db/citelsp") == "postgresql://lab@db/citelsp"
 
 
 def test_an_unreachable_database_is_not_used_and_said_once(sqlite_index):

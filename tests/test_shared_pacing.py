@@ -29,8 +29,8 @@ from citelsp.resolution.redis_pacing import (
     SharedPacer,
     SharedPacing,
     SharedUnavailable,
-    display_url,
 )
+from citelsp.uris import shown_url
 from tests.apiserver import ApiServer, add_empty_searches, load_default_routes
 from tests.services import RedisServer, free_port
 from tests.test_engine import bib_refs, entry
@@ -199,7 +199,7 @@ async def test_redis_stopped_mid_run_falls_back_without_a_verdict(services, tmp_
         redis.stop()
         await engine.aclose()
     assert [m for m in told if "shared pacing unavailable" in m] == told and len(told) == 1
-    assert display_url(redis.url) in told[0]
+    assert shown_url(redis.url) in told[0]
     assert {r.outcomes["crossref"].status for r in resolutions} == {"unmatched"}
     assert crossref.refused == []
 

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -45,6 +44,7 @@ from citelsp.index.query import (
     IndexQueryError,
     snapshot_of,
 )
+from citelsp.uris import shown_url
 
 HOME = "citelsp_index"
 """The schema whose table ``live`` names the generation readers use."""
@@ -114,15 +114,6 @@ INSERT INTO {s}.title_keys SELECT * FROM pg_temp.title_keys
 """An update's works replace their older copies (same source and key), in the live tables."""
 
 
-def redacted(url: str) -> str:
-    """The URL without its password: what messages and status print."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
-
-
 def _connect(url: str, *, autocommit: bool, timeout_ms: int = 0) -> psycopg.Connection:
     """A connection with pg_trgm's threshold set and statements cancelled after
     ``timeout_ms`` (0: never)."""
@@ -184,7 +175,7 @@ class PostgresIndex(IndexBackend):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.where = redacted(url)
+        self.where = shown_url(url)
         self.text: psycopg.Connection | None = None
         self.conn = _opened(url, self.where, self._follow, IndexOpenError, autocommit=True)
 
@@ -319,7 +310,7 @@ class PostgresWriter(IndexWriter):
 
     def __init__(self, url: str, *, fresh: bool) -> None:
         self.fresh = fresh
-        self.where = redacted(url)
+        self.where = shown_url(url)
         self.conn = _opened(url, self.where, self._prepare, IndexFileError, autocommit=False)
         self.next_id = self.conn.execute(
             f"SELECT coalesce(max(id), 0) + 1 FROM {self.schema}.works").fetchone()[0]

@@ -38,6 +38,7 @@ from citelsp.resolution.outcome import (
     Unreachable,
 )
 from citelsp.resolution.records import PARSER_VERSION
+from citelsp.uris import shown_url
 
 CACHE_VERSION = PARSER_VERSION
 """Changes whenever what is stored, how it is parsed, or what a lookup asks changes: a parser's
@@ -383,18 +384,6 @@ def _loads(raw: str) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:  # an escaped lone surrogate: only json reads it
         return json.loads(raw)
-
-
-def shown_url(url: str) -> str:
-    """A database URL without its password, for messages."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = f":{parts.port}" if parts.port else ""
-        user = f"{parts.username}@" if parts.username else ""
-        return f"{parts.scheme}://{user}{host}{port}{parts.path}"
-    except ValueError:
-        return url.split("://", 1)[0] + "://…"
 
 
 _string = json.encoder.encode_basestring_ascii

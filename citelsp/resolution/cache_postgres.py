@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 
 import psycopg
 
-from citelsp.resolution.cache import Row, Unavailable, shown_url
+from citelsp.resolution.cache import Row, Unavailable
+from citelsp.uris import shown_url
 
 log = logging.getLogger("citelsp.cache")
 

@@ -39,7 +39,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from citelsp.config import Settings
 from citelsp.resolution import terms
@@ -55,6 +54,7 @@ from citelsp.resolution.pacing import (
     _State,
     intervals_for,
 )
+from citelsp.uris import shown_url
 
 log = logging.getLogger("citelsp.pacing")
 
@@ -159,19 +159,6 @@ _SCRIPTS = {"reserve": _RESERVE, "hold": _HOLD, "refused": _REFUSED, "held": _HE
             "release": _RELEASE, "renew": _RENEW}
 
 
-def display_url(url: str) -> str:
-    """``url`` without its user name and password, for a notice or a log."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
 class Link:
     """A process's connection to the shared Redis, and what it does when Redis is gone: one
     notice, local pacing at a conservative rate, another try after ``RETRY_S``."""
@@ -225,7 +212,7 @@ class Link:
             raise SharedUnavailable(str(exc)) from exc
         if self._down_until is not None:
             self._down_until = None
-            self._notice(f"citelsp: shared pacing at {display_url(self.url)} is back: every "
+            self._notice(f"citelsp: shared pacing at {shown_url(self.url)} is back: every "
                          "process paces together again")
             self._told = False
         return result
@@ -256,14 +243,14 @@ class Link:
     def failed(self, exc: BaseException) -> None:
         first = self._down_until is None
         self._down_until = self._clock() + RETRY_S
-        log.debug("shared pacing at %s failed: %r", display_url(self.url), exc)
+        log.debug("shared pacing at %s failed: %r", shown_url(self.url), exc)
         if first and not self._told:
             self._told = True
             reason = str(exc).strip() or type(exc).__name__
             self._notice(self._fallback_message(reason[:200]))
 
     def _fallback_message(self, reason: str) -> str:
-        return (f"citelsp: shared pacing unavailable ({display_url(self.url)}: {reason}) — "
+        return (f"citelsp: shared pacing unavailable ({shown_url(self.url)}: {reason}) — "
                 f"this process paces itself alone at 1/{FALLBACK_FACTOR:g} of each service's "
                 "rate and counts daily budgets on this machine")
 

@@ -15,6 +15,8 @@ import sys
 import threading
 from pathlib import Path
 
+from citelsp.uris import shown_url
+
 EXIT_OK, EXIT_USAGE, EXIT_INCOMPLETE = 0, 2, 3
 
 EPILOG = """\
@@ -138,7 +140,7 @@ def _submit(ns: argparse.Namespace, conn, queue_url: str) -> int:
     try:
         done = submit(ns.folder, _settings(), conn, queue.broker(queue_url), progress)
     except redis.RedisError as exc:
-        return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc}")
+        return _usage(f"the queue at {shown_url(queue_url)} cannot be used: {exc}")
     finally:
         if bar is not None:
             bar.close()
@@ -167,7 +169,7 @@ def _worker(ns: argparse.Namespace, conn, db: str, queue_url: str) -> int:
     try:
         queue_broker.client.ping()
     except redis.RedisError as exc:
-        return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc}")
+        return _usage(f"the queue at {shown_url(queue_url)} cannot be used: {exc}")
     queue.declare(queue_broker, queue.Job(job.verify, job.close),
                   outage_retries=ns.outage_retries)
     stop = threading.Event()
@@ -230,7 +232,7 @@ def _retry(conn, queue_url: str) -> int:
     try:
         queued = queue_pending(conn, queue.broker(queue_url))
     except redis.RedisError as exc:
-        return _usage(f"the queue at {_safe(queue_url)} cannot be used: {exc} (run "
+        return _usage(f"the queue at {shown_url(queue_url)} cannot be used: {exc} (run "
                       "'citelsp screen retry' again)")
     print(f"retry: {forgotten} reference{_s(forgotten)} not checked, {queued} "
           f"work{_s(queued)} queued")
@@ -279,11 +281,3 @@ def _shown(path: str) -> str:
         return path
 
 
-def _safe(url: str) -> str:
-    """A URL without its password, for messages."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url
