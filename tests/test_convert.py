@@ -7,15 +7,17 @@ import pytest
 from lsprotocol import types
 
 from citelsp.lsp.convert import (
+    completion_data,
     lsp_code_actions,
     lsp_completion_list,
     lsp_position,
+    lsp_resolved_completion,
     lsp_symbols,
     markup_for,
     offset_of,
 )
 from citelsp.spans import Edit, LineIndex, Span
-from citelsp.workspace.completion import Completion
+from citelsp.workspace.completion import Completion, Completions, Details
 from citelsp.workspace.fixes import OPEN_URL, Fix
 from citelsp.workspace.symbols import Symbol
 
@@ -59,10 +61,31 @@ def test_fixes_become_quick_fixes_with_edits_or_bare_commands():
                                     arguments=["https://doi.org/10.1/x"])
 
 
-def test_completions_symbols_and_markup_in_lsp_types():
-    (item,) = lsp_completion_list([Completion("k", "A (2020)", "T", "k T")]).items
-    assert (item.label, item.kind, item.detail, item.documentation, item.insert_text) == (
-        "k", types.CompletionItemKind.Reference, "A (2020)", "T", "k")
+def test_completions_are_listed_bare_and_resolved_with_their_details():
+    typed = types.Range(start=types.Position(line=1, character=4),
+                        end=types.Position(line=1, character=7))
+    found = Completions([Completion("doe:2020", "doe:2020 T"), Completion("a", "a U")],
+                        Span(10, 13), complete=False)
+    listed = lsp_completion_list(found, "file:///p.md", typed)
+    assert listed.is_incomplete
+    item, second = listed.items
+    assert (item.label, item.kind, item.filter_text, item.insert_text, item.detail,
+            item.documentation) == (
+        "doe:2020", types.CompletionItemKind.Reference, "doe:2020 T", "doe:2020", None, None)
+    assert item.text_edit == types.TextEdit(range=typed, new_text="doe:2020")
+    assert (item.sort_text, second.sort_text) == ("0000", "0001")
+    assert completion_data(item) == ("file:///p.md", "doe:2020")
+    assert completion_data(types.CompletionItem(label="x", data=["junk"])) is None
+    resolved = lsp_resolved_completion(item, Details("Doe (2020)", "T\nJane Doe"))
+    assert (resolved.label, resolved.detail, resolved.documentation) == (
+        "doe:2020", "Doe (2020)", "T\nJane Doe")
+    gone = types.CompletionItem(label="x")
+    assert lsp_resolved_completion(gone, None) is gone
+    complete = Completions([], Span(0, 0), complete=True)
+    assert not lsp_completion_list(complete, "file:///p.md", None).is_incomplete
+
+
+def test_symbols_and_markup_in_lsp_types():
     field = Symbol("year", "2020", "field", Span(3, 9), Span(3, 7))
     (entry,) = lsp_symbols([Symbol("k", "@misc", "entry", Span(0, 10), Span(1, 2), (field,))],
                            lambda span: types.Range(

@@ -11,6 +11,8 @@ import pytest
 from lsprotocol import types
 
 from citelsp.config import Settings
+from citelsp.documents import model
+from citelsp.documents.works import work_of
 from citelsp.lsp.convert import Diagnostics, LineIndexes, lsp_diagnostic, lsp_range
 from citelsp.reports.cards import hover_text
 from citelsp.reports.markup import Markup
@@ -155,7 +157,7 @@ def test_no_hover_on_nocite_star_or_between_citations(tmp_path):
 # --- completion ------------------------------------------------------------------------------
 
 
-def test_completion_after_at_offers_the_keys_with_authors_and_year(tmp_path):
+def test_completion_after_at_offers_the_keys_matched_on_key_title_and_authors(tmp_path):
     fx = fixture(tmp_path, LIBRARY + """\
 %! paper.md
 ---
@@ -163,10 +165,28 @@ bibliography: refs.bib
 ---
 As [@va$0
 """)
-    (found,) = completion.completions(*fx.at())
-    assert found == completion.Completion(
-        "vaswani2017", "Vaswani et al. (2017)", "Attention Is All You Need",
-        "vaswani2017 Attention Is All You Need")
+    found = completion.completions(*fx.at())
+    assert found is not None and found.complete
+    assert found.items == [completion.Completion(
+        "vaswani2017",
+        "vaswani2017 Attention Is All You Need Vaswani, Ashish and Shazeer, Noam and Parmar, "
+        "Niki 2017")]
+    assert fx.text_at(fx.uris["paper.md"], found.span) == "va"
+
+
+@pytest.mark.parametrize(("typed", "keys"), [
+    ("atten", ["vaswani2017"]), ("Shaz", ["vaswani2017"]), ("texbo", ["knuth1984"]),
+    ("donald", ["knuth1984"]), ("1984", ["knuth1984"]), ("ention", []), ("tex", ["knuth1984"]),
+])
+def test_completion_matches_words_of_the_title_and_authors_as_written(tmp_path, typed, keys):
+    fx = fixture(tmp_path, LIBRARY + f"""\
+%! paper.tex
+\\bibliography{{refs}}
+\\cite{{{typed}$0}}
+""")
+    found = completion.completions(*fx.at())
+    assert found is not None and [c.key for c in found.items] == keys and found.complete
+    assert fx.text_at(fx.uris["paper.tex"], found.span) == typed
 
 
 @pytest.mark.parametrize("line", [
@@ -178,7 +198,7 @@ def test_completion_in_latex_citation_commands(tmp_path, line):
 {line}
 """)
     found = completion.completions(*fx.at())
-    assert found is not None and {c.key for c in found} == {"vaswani2017", "knuth1984"}
+    assert found is not None and {c.key for c in found.items} == {"vaswani2017", "knuth1984"}
 
 
 @pytest.mark.parametrize("line", ["Claim<!--ref:kn$0", "{cite:p}`vaswani2017; kn$0"])
@@ -191,20 +211,124 @@ bibliography: refs.bib
 {line}
 """)
     found = completion.completions(*fx.at())
-    assert found is not None and [c.key for c in found] == ["knuth1984"]
+    assert found is not None and [c.key for c in found.items] == ["knuth1984"]
 
 
-def test_no_completion_outside_a_key_position_or_in_a_bibliography(tmp_path):
+def test_completion_of_csl_keys_inline_references_and_unusual_characters(tmp_path):
+    fx = fixture(tmp_path, """\
+%! refs.json
+[{"id": "doe:2020/x-1", "type": "book", "title": "Überblick der Methoden",
+  "author": [{"family": "Doe", "given": "Jane"}], "issued": {"date-parts": [[2020]]}},
+ {"id": "müller2021", "type": "article-journal", "title": "基于注意力机制的文本分类研究"}]
+%! refs.yaml
+references:
+- id: lee+kim.2019
+  type: book
+  title: Graphs
+%! paper.md
+---
+bibliography: [refs.json, refs.yaml]
+references:
+- id: inline2022
+  type: book
+  title: Inline Work
+---
+As [@doe:20$0
+""")
+    view, doc, offset = fx.at()
+    found = completion.completions(view, doc, offset)
+    assert found is not None and [c.key for c in found.items] == ["doe:2020/x-1"]
+    assert fx.text_at(doc.uri, found.span) == "doe:20"
+    everything = completion.completions(view, doc, offset - len("doe:20"))
+    assert everything is not None and {c.key for c in everything.items} == {
+        "doe:2020/x-1", "müller2021", "lee+kim.2019", "inline2022"}
+    text = {c.key: c.filter_text for c in everything.items}
+    assert "Überblick" in text["doe:2020/x-1"] and "Inline Work" in text["inline2022"]
+    details = completion.details(view, doc, "doe:2020/x-1")
+    assert details == completion.Details("Doe (2020)", "Überblick der Methoden\nJane Doe\n2020")
+    assert completion.details(view, doc, "müller2021") == completion.Details(
+        None, "基于注意力机制的文本分类研究")
+
+
+def test_completion_details_decode_the_entry_the_writer_looks_at(tmp_path):
     fx = fixture(tmp_path, LIBRARY + """\
 %! paper.md
 ---
 bibliography: refs.bib
 ---
-mail me at someone@exa$0mple.org
+As [@$0
 """)
-    assert completion.completions(*fx.at()) is None
-    view, _, _ = fx.at()
-    assert completion.completions(view, fx.doc("refs.bib"), 10) is None
+    view, doc, _ = fx.at()
+    assert completion.details(view, doc, "vaswani2017") == completion.Details(
+        "Vaswani et al. (2017)",
+        "Attention Is All You Need\nAshish Vaswani, Noam Shazeer, Niki Parmar\n2017")
+    assert completion.details(view, doc, "knuth1984") == completion.Details(
+        "Knuth (1984)", "The TeXbook\nDonald E. Knuth\n1984")
+    assert completion.details(view, doc, "ghost") is None
+    assert completion.details(view, fx.doc("refs.bib"), "knuth1984") is None
+
+
+def library(entries: int) -> str:
+    return "".join(f"@article{{k{i:05d},\n  title = {{Study {i} of {{BERT}}}},\n"
+                   f"  author = {{Doe, Jane}},\n  year = {{2020}},\n}}\n" for i in range(entries))
+
+
+def test_a_large_library_lists_the_first_keys_cited_ones_first_and_says_there_are_more(
+        tmp_path):
+    keys = [f"k{i:05d}" for i in range(250)]
+    fx = fixture(tmp_path, f"""\
+%! refs.bib
+{library(250)}
+%! paper.md
+---
+bibliography: refs.bib
+---
+As [@k00200] and [@k00150].
+""")
+    head = fx.doc("paper.md").text
+
+    def typed(line: str) -> completion.Completions:
+        fx.workspace.open(fx.uris["paper.md"], head + line)
+        doc = fx.doc("paper.md")
+        found = completion.completions(fx.view, doc, len(doc.text))
+        assert found is not None
+        return found
+
+    found = typed("[@")
+    assert [c.key for c in found.items] == ["k00150", "k00200", *keys[:98]]
+    assert not found.complete
+    for key in keys:  # every key is listed first once typed in full
+        assert typed(f"[@{key}").items[0].key == key
+    narrowed = typed("\\cite{k001")
+    assert [c.key for c in narrowed.items] == ["k00150", *keys[100:150], *keys[151:200]]
+    assert [c.key for c in typed("\\cite{k0012").items] == keys[120:130]
+    assert typed("\\cite{k0012").complete
+    titled = typed("[@stud")  # a title word that 250 entries have: the first 100
+    assert [c.key for c in titled.items] == keys[:100] and not titled.complete
+
+
+def test_the_first_completion_in_a_20000_entry_library_decodes_no_entry(tmp_path, monkeypatch):
+    fx = fixture(tmp_path, f"""\
+%! refs.bib
+{library(20_000)}
+%! paper.md
+---
+bibliography: refs.bib
+---
+As [@$0
+""")
+    decoded = []
+    monkeypatch.setattr(model, "work_of", lambda ref: decoded.append(ref.key) or work_of(ref))
+    view, doc, offset = fx.at()
+    found = completion.completions(view, doc, offset)
+    assert found is not None and len(found.items) == completion.LIMIT and not found.complete
+    fx.workspace.open(doc.uri, doc.text[:offset] + "bert")  # a title word: every entry's
+    titled = completion.completions(view, fx.doc(), offset + 4)
+    assert titled is not None and len(titled.items) == completion.LIMIT
+    assert decoded == []
+    assert completion.details(view, doc, "k12345") == completion.Details(
+        "Doe (2020)", "Study 12345 of BERT\nJane Doe\n2020")
+    assert decoded == ["k12345"]
 
 
 # --- fixes -----------------------------------------------------------------------------------

@@ -297,7 +297,8 @@ COMPLETION_CASES = [
     ("scratch.md", "MyST {cite}`he2016resnet, mu", ["mueller2020"]),
     ("scratch.tex", r"As \citep[p.~4]{", None),
     ("scratch.tex", r"As \cite{a, ", None),
-    ("scratch.tex", r"As \textcite{vaswani2017attention,de", ["devlin2019bert"]),
+    ("scratch.tex", r"As \textcite{vaswani2017attention,de",  # and "Deep", "der" in titles
+     ["devlin2019bert", "he2016resnet", "mueller2020"]),
     ("scratch.tex", r"As \citeA<e.g.,>[p.~4]{he", ["he2016resnet"]),
     ("scratch.tex", r"As \volcite[see]{2}[45]{kn", ["knuth1984texbook"]),
 ]
@@ -318,34 +319,54 @@ async def test_completion_of_keys(session: LanguageClient, name, line, expected)
             text_document=types.TextDocumentIdentifier(uri=uri_of(name)),
             position=position(text, len(text), encoding_of(session)),
         ))
+        devlin = [i for i in result.items if i.label == "devlin2019bert"]
+        resolved = devlin and await session.completion_item_resolve_async(devlin[0])
     finally:
         close_document(session, name)
     assert isinstance(result, types.CompletionList)
     assert sorted(i.label for i in result.items) == (expected or ALL_KEYS)
-    devlin = [i for i in result.items if i.label == "devlin2019bert"]
+    assert not result.is_incomplete
     if devlin:
-        assert devlin[0].detail == "Devlin et al. (2019)"
+        assert devlin[0].detail is None and devlin[0].text_edit.new_text == "devlin2019bert"
+        assert "BERT: Pre-training" in devlin[0].filter_text
+        assert resolved.detail == "Devlin et al. (2019)"
         assert "BERT: Pre-training of Deep Bidirectional Transformers" in str(
-            devlin[0].documentation
+            resolved.documentation
         )
-        assert devlin[0].insert_text == "devlin2019bert"
+        assert resolved.insert_text == "devlin2019bert"
 
 
-async def test_completion_shows_decoded_authors_and_csl_entries(session: LanguageClient):
-    text = "---\nbibliography: refs.json\n---\n\nAs @"
+async def test_completion_item_resolve_shows_decoded_authors_and_csl_entries(
+        session: LanguageClient):
+    text = "---\nbibliography: refs.json\n---\n\nAs 注意力 🙂 @le"
     open_document(session, "scratch.md", text)
     try:
         result = await session.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri_of("scratch.md")),
             position=position(text, len(text), encoding_of(session)),
         ))
+        (item,) = result.items
+        assert item.text_edit.range == types.Range(
+            start=position(text, len(text) - 2, encoding_of(session)),
+            end=position(text, len(text), encoding_of(session)))
+        lecun = await session.completion_item_resolve_async(item)
+        text = text[:-2]
+        session.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri_of("scratch.md"),
+                                                                version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        result = await session.text_document_completion_async(types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri_of("scratch.md")),
+            position=position(text, len(text), encoding_of(session)),
+        ))
+        items = {i.label: i for i in result.items}
+        zhang = await session.completion_item_resolve_async(items["zhang2021zh"])
     finally:
         close_document(session, "scratch.md")
-    items = {i.label: i for i in result.items}
     assert set(items) == {"lecun2015deep", "zhang2021zh"}
-    assert items["lecun2015deep"].detail == "LeCun et al. (2015)"
-    assert items["lecun2015deep"].documentation == "Deep learning"
-    assert items["zhang2021zh"].documentation == "基于注意力机制的文本分类研究"
+    assert lecun.detail == "LeCun et al. (2015)"
+    assert str(lecun.documentation).startswith("Deep learning\nYann LeCun, Yoshua Bengio")
+    assert str(zhang.documentation).startswith("基于注意力机制的文本分类研究")
 
 
 async def test_no_completion_outside_a_key_position(session: LanguageClient):

@@ -16,7 +16,7 @@ from citelsp.documents.model import Location, Problem
 from citelsp.reports.markup import Markup
 from citelsp.spans import Edit, LineIndex, Span
 from citelsp.verdict.reasons import doc_url
-from citelsp.workspace.completion import Completion
+from citelsp.workspace.completion import Completions, Details
 from citelsp.workspace.fixes import Fix
 from citelsp.workspace.symbols import Symbol
 
@@ -205,10 +205,35 @@ def lsp_hover(text: str, m: Markup, range_: types.Range | None) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=range_)
 
 
-def lsp_completion_list(found: Iterable[Completion]) -> types.CompletionList:
-    return types.CompletionList(is_incomplete=False, items=[types.CompletionItem(
-        label=c.key, kind=types.CompletionItemKind.Reference, detail=c.detail,
-        documentation=c.title, filter_text=c.filter_text, insert_text=c.key) for c in found])
+def lsp_completion_list(found: Completions, uri: str, range_: types.Range | None
+                        ) -> types.CompletionList:
+    """Items without detail or documentation: ``lsp_resolved_completion`` adds them to the
+    item the client shows (``data`` names the manuscript and the key). ``sortText`` keeps the
+    feature's order among items the client scores alike; the edit replaces the typed text,
+    which may hold characters a client's word does not (``doe:2020``)."""
+    return types.CompletionList(is_incomplete=not found.complete, items=[types.CompletionItem(
+        label=c.key, kind=types.CompletionItemKind.Reference, filter_text=c.filter_text,
+        sort_text=f"{i:04d}", insert_text=c.key,
+        text_edit=None if range_ is None else types.TextEdit(range=range_, new_text=c.key),
+        data={"uri": uri, "key": c.key}) for i, c in enumerate(found.items)])
+
+
+def completion_data(item: types.CompletionItem) -> tuple[str, str] | None:
+    """The manuscript and key ``lsp_completion_list`` put in an item."""
+    data = item.data
+    if isinstance(data, dict) and isinstance(uri := data.get("uri"), str) and isinstance(
+            key := data.get("key"), str):
+        return uri, key
+    return None
+
+
+def lsp_resolved_completion(item: types.CompletionItem, found: Details | None
+                            ) -> types.CompletionItem:
+    """The item the client sent back, with what the feature found (unchanged when the key is
+    no longer there)."""
+    if found is not None:
+        item.detail, item.documentation = found.detail, found.documentation
+    return item
 
 
 _SYMBOL_KINDS = {"entry": types.SymbolKind.Class, "field": types.SymbolKind.Field}

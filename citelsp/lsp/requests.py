@@ -8,24 +8,41 @@ from __future__ import annotations
 from lsprotocol import types
 
 from citelsp.lsp.convert import (
+    completion_data,
     lsp_code_actions,
     lsp_completion_list,
     lsp_hover,
     lsp_locations,
     lsp_range,
+    lsp_resolved_completion,
     lsp_symbols,
     markup_for,
 )
 from citelsp.lsp.session import CitelspServer
 from citelsp.reports.cards import hover_text
 from citelsp.workspace import completion, fixes, hover, navigation, symbols
+from citelsp.workspace.view import View
 
 
 def complete(ls: CitelspServer, params: types.CompletionParams) -> types.CompletionList | None:
     if (query := ls.query(params.text_document.uri, params.position)) is None:
         return None
     found = completion.completions(*query)
-    return None if found is None else lsp_completion_list(found)
+    if found is None:
+        return None
+    uri = params.text_document.uri
+    return lsp_completion_list(found, uri, ls.range_for(uri, found.span))
+
+
+def resolve_completion(ls: CitelspServer, item: types.CompletionItem) -> types.CompletionItem:
+    """The authors, year, title and venue of the item the client shows."""
+    if (data := completion_data(item)) is None:
+        return item
+    uri, key = data
+    ls.parse_pending(uri)
+    doc = ls.ws.document(uri)
+    found = None if doc is None else completion.details(View(ls.ws), doc, key)
+    return lsp_resolved_completion(item, found)
 
 
 def on_hover(ls: CitelspServer, params: types.HoverParams) -> types.Hover | None:
@@ -91,7 +108,8 @@ def code_action(ls: CitelspServer, params: types.CodeActionParams
 
 def register(server: CitelspServer) -> None:
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(
-        trigger_characters=completion.TRIGGER_CHARACTERS))(complete)
+        trigger_characters=completion.TRIGGER_CHARACTERS, resolve_provider=True))(complete)
+    server.feature(types.COMPLETION_ITEM_RESOLVE)(resolve_completion)
     server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(definition)
     server.feature(types.TEXT_DOCUMENT_REFERENCES)(find_references)
