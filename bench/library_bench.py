@@ -1,7 +1,7 @@
 """The four figures of an editor at library scale, each beside a machine-independent ratio.
 
 Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``keystroke``,
-``reopen``, ``offline``). It prints:
+``reopen``, ``offline``, ``completion``). It prints:
 
 - ``open``: a generated 10,000-entry library (``bench/parse_bench.py``), ``didOpen`` → its first
   diagnostics from a real server over stdio (target ≤ 1 s);
@@ -13,7 +13,10 @@ Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``key
   ≤ 100 ms under a concurrent test run) and over 1,000 lookups once verified (500 hovers,
   500 completions);
 - ``offline``: ``citelsp check --offline`` of the TeX Live corpus concatenated (9.7 MB; see
-  ``bench/texlive_corpus.py``), its time and peak memory (targets ≤ 5 s, ≤ 400 MB).
+  ``bench/texlive_corpus.py``), its time and peak memory (targets ≤ 5 s, ≤ 400 MB);
+- ``completion``: a manuscript on a generated 20,000-entry library, both open and published:
+  the first completion after ``[@`` (target well under 100 ms), then a title word typed (its
+  first search reads every entry's title), and completionItem/resolve of one item.
 
 This shared host's speed varies by half between hours, so each time is also given as a ratio to
 a bare parse of the same input by bibtexparser 2 measured in this process just before (the
@@ -48,7 +51,7 @@ import bibtexparser  # noqa: E402
 
 from bench import editor_bench, parse_bench, texlive_corpus  # noqa: E402
 
-MEASURES = ("open", "keystroke", "reopen", "offline")
+MEASURES = ("open", "keystroke", "reopen", "offline", "completion")
 
 
 def load() -> str:
@@ -167,6 +170,70 @@ async def reopen_and_hover(refs: int) -> list[str]:
     return out
 
 
+async def library_completion(entries: int) -> list[str]:
+    """The first completion in a manuscript whose bibliography is a generated library."""
+    library = parse_bench.generated_library(entries)
+    manuscript = parse_bench.generated_manuscript(200, entries) + "As [@"
+    bare = bare_parse(library)
+    out = [f"completion on a {entries:,}-entry library ({len(library) / 1e6:.1f} MB; bare parse "
+           f"{bare.wall:.3f} s, CPU {bare.cpu:.3f} s; {load()})"]
+    with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
+        root = Path(tmp)
+        paths = {"library.bib": library, "paper.md": manuscript}
+        for name, text in paths.items():
+            (root / name).write_text(text, encoding="utf-8")
+        lib_uri, uri = (root / "library.bib").as_uri(), (root / "paper.md").as_uri()
+        env = {**os.environ, "CITELSP_OFFLINE": "1", "CITELSP_CACHE_DIR": str(root / "cache")}
+        server = await parse_bench.Server.start(env)
+        started = await server.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "bench"}],
+            "initializationOptions": {"citelsp": {"verify": False}},
+        })
+        resolves = started["result"]["capabilities"]["completionProvider"].get(
+            "resolveProvider")  # not before completionItem/resolve: run it on older code too
+        await server.notify("initialized", {})
+        sent = await server.notify("textDocument/didOpen",
+                                   parse_bench.open_params(lib_uri, "bibtex", library))
+        await server.published(lib_uri, sent)
+        sent = await server.notify("textDocument/didOpen",
+                                   parse_bench.open_params(uri, "markdown", manuscript))
+        await server.published(uri, sent)
+        await asyncio.sleep(2 * parse_bench.PAUSE_S)  # the server idle again
+
+        async def timed(method: str, params: dict) -> tuple[float, float | None, dict]:
+            cpu = editor_bench.cpu_seconds(server.process.pid)
+            started = time.perf_counter()
+            answer = await server.request(method, params)
+            seconds = time.perf_counter() - started
+            used = editor_bench.cpu_seconds(server.process.pid)
+            return seconds, used - cpu if used is not None and cpu is not None else None, answer
+
+        last = manuscript.count("\n")
+        column = parse_bench.utf16_column(manuscript.rsplit("\n", 1)[-1])
+        for label, typed in (("first completion after [@", ""),
+                             ("then a title word, first search", "Resul")):
+            if typed:
+                await server.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {
+                        "start": {"line": last, "character": column},
+                        "end": {"line": last, "character": column}}, "text": typed}]})
+                await asyncio.sleep(2 * parse_bench.PAUSE_S)  # the edit published
+            seconds, cpu, answer = await timed("textDocument/completion", {
+                "textDocument": {"uri": uri},
+                "position": {"line": last, "character": column + len(typed)}})
+            found = answer["result"]
+            out.append(line(f"{label} ({len(found['items'])} items"
+                            f"{', more' if found['isIncomplete'] else ''})", seconds, bare,
+                            "≤ 100 ms", unit="ms", cpu=cpu))
+        if resolves:
+            seconds, cpu, answer = await timed("completionItem/resolve", found["items"][0])
+            out.append(line(f"resolve {answer['result']['detail']!r}", seconds, bare,
+                            "≤ 100 ms", unit="ms", cpu=cpu))
+        await server.stop()
+    return out
+
+
 def offline_check() -> list[str]:
     """``check --offline`` of the TeX Live corpus concatenated: time and the child's peak."""
     files = texlive_corpus.corpus_files()
@@ -207,12 +274,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=10_000, help="library size for open")
     parser.add_argument("--keystroke-entries", type=int, default=20_000)
     parser.add_argument("--refs", type=int, default=1000, help="references for reopen")
+    parser.add_argument("--completion-entries", type=int, default=20_000)
     args = parser.parse_args(argv)
     runs: dict[str, Callable[[], list[str]]] = {
         "open": lambda: asyncio.run(library_open(args.entries, edits=False)),
         "keystroke": lambda: asyncio.run(library_open(args.keystroke_entries, edits=True)),
         "reopen": lambda: asyncio.run(reopen_and_hover(args.refs)),
         "offline": offline_check,
+        "completion": lambda: asyncio.run(library_completion(args.completion_entries)),
     }
     print(f"citelsp library bench, {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, "
           f"host loop {texlive_corpus.host_loop_s():.2f} s")
