@@ -190,18 +190,15 @@ class _Library:
         return found, False
 
 
-_LIBRARIES: dict[int, tuple[weakref.ref[Bibliography], _Library]] = {}
-"""Per parse of a bibliography (held weakly): a memo that changes no answer."""
+_LIBRARIES: dict[int, _Library] = {}
+"""Per parse of a bibliography, dropped with it: a memo that changes no answer."""
 
 
 def _library(bib: Bibliography) -> _Library:
-    cached = _LIBRARIES.get(id(bib))
-    if cached is not None and cached[0]() is bib:
-        return cached[1]
-    for stale in [k for k, (ref, _) in _LIBRARIES.items() if ref() is None]:
-        del _LIBRARIES[stale]
-    lib = _Library(bib)
-    _LIBRARIES[id(bib)] = (weakref.ref(bib), lib)
+    lib = _LIBRARIES.get(id(bib))
+    if lib is None:
+        lib = _LIBRARIES[id(bib)] = _Library(bib)
+        weakref.finalize(bib, _LIBRARIES.pop, id(bib), None)
     return lib
 
 
