@@ -216,8 +216,9 @@ def test_two_workers_at_once_share_the_works(tmp_path, postgres_url, redis_url):
         workers = [start_worker(server, "--threads", "2", db=postgres_url, queue=redis_url,
                                 cwd=tmp_path, cache_dir=tmp_path / f"worker{n}-cache")
                    for n in range(2)]
-        for worker in workers:  # both waiting for jobs before there are any
-            while "Event loop is running" not in worker.stderr.readline():
+        for worker in workers:  # both taking jobs before there are any (not merely booted:
+            # under load one worker took all twelve before the other's consumer started)
+            while "ready: 2 threads" not in worker.stderr.readline():
                 assert worker.poll() is None
         assert screen(server, "submit", "submissions", db=postgres_url, queue=redis_url,
                       cwd=tmp_path, cache_dir=tmp_path / "cache").returncode == 0

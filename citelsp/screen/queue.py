@@ -116,6 +116,7 @@ def run(queue_broker: RedisBroker, *, threads: int, stop: threading.Event,
     jobs in progress finish and are acknowledged, messages fetched ahead go back."""
     worker = dramatiq.Worker(queue_broker, worker_threads=threads, worker_timeout=1000)
     worker.start()
+    log.info("ready: %d thread%s taking works from the queue", threads, "" if threads == 1 else "s")
     try:
         while not stop.wait(poll_s):
             if done is not None and done():
