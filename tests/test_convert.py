@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 from citelsp.lsp.convert import (
     completion_data,
@@ -15,6 +16,7 @@ from citelsp.lsp.convert import (
     lsp_symbols,
     markup_for,
     offset_of,
+    resolves_details,
 )
 from citelsp.spans import Edit, LineIndex, Span
 from citelsp.workspace.completion import Completion, Completions, Details
@@ -81,8 +83,18 @@ def test_completions_are_listed_bare_and_resolved_with_their_details():
         "doe:2020", "Doe (2020)", "T\nJane Doe")
     gone = types.CompletionItem(label="x")
     assert lsp_resolved_completion(gone, None) is gone
-    complete = Completions([], Span(0, 0), complete=True)
-    assert not lsp_completion_list(complete, "file:///p.md", None).is_incomplete
+    complete = Completions([Completion("a", "a U", Details("A (2020)", "U"))], Span(0, 0),
+                           complete=True)
+    listed = lsp_completion_list(complete, "file:///p.md", None)
+    assert not listed.is_incomplete and listed.items[0].text_edit is None
+    assert (listed.items[0].detail, listed.items[0].documentation) == ("A (2020)", "U")
+
+
+@pytest.mark.parametrize(("client", "lazily"), [
+    ("visual-studio-code", True), ("neovim", False), (None, False)])
+def test_details_come_with_the_list_unless_the_client_resolves_them(client, lazily):
+    capabilities = client_capabilities(client) if client else types.ClientCapabilities()
+    assert resolves_details(capabilities) is lazily
 
 
 def test_symbols_and_markup_in_lsp_types():

@@ -329,6 +329,10 @@ As [@$0
     assert completion.details(view, doc, "k12345") == completion.Details(
         "Doe (2020)", "Study 12345 of BERT\nJane Doe\n2020")
     assert decoded == ["k12345"]
+    detailed = completion.completions(view, doc, offset, detailed=True)  # for Neovim
+    assert detailed is not None and detailed.items[0].details == completion.Details(
+        "Doe (2020)", "Study 0 of BERT\nJane Doe\n2020")
+    assert len(decoded) == 1 + completion.LIMIT
 
 
 # --- fixes -----------------------------------------------------------------------------------

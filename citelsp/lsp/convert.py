@@ -205,14 +205,25 @@ def lsp_hover(text: str, m: Markup, range_: types.Range | None) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=range_)
 
 
+def resolves_details(capabilities: types.ClientCapabilities) -> bool:
+    """The client asks completionItem/resolve for an item's detail (VS Code, nvim-cmp); one
+    that does not list it (Neovim's own completion) gets the details with the list."""
+    completion = capabilities.text_document and capabilities.text_document.completion
+    item = completion and completion.completion_item
+    resolving = item and item.resolve_support
+    return bool(resolving and "detail" in resolving.properties)
+
+
 def lsp_completion_list(found: Completions, uri: str, range_: types.Range | None
                         ) -> types.CompletionList:
-    """Items without detail or documentation: ``lsp_resolved_completion`` adds them to the
-    item the client shows (``data`` names the manuscript and the key). ``sortText`` keeps the
-    feature's order among items the client scores alike; the edit replaces the typed text,
-    which may hold characters a client's word does not (``doe:2020``)."""
+    """Items with the details the feature gave (else ``lsp_resolved_completion`` adds them to
+    the item the client shows: ``data`` names the manuscript and the key). ``sortText``
+    keeps the feature's order among items the client scores alike; the edit replaces the
+    typed text, which may hold characters a client's word does not (``doe:2020``)."""
     return types.CompletionList(is_incomplete=not found.complete, items=[types.CompletionItem(
         label=c.key, kind=types.CompletionItemKind.Reference, filter_text=c.filter_text,
+        detail=c.details and c.details.detail,
+        documentation=c.details and c.details.documentation,
         sort_text=f"{i:04d}", insert_text=c.key,
         text_edit=None if range_ is None else types.TextEdit(range=range_, new_text=c.key),
         data={"uri": uri, "key": c.key}) for i, c in enumerate(found.items)])

@@ -17,6 +17,7 @@ from citelsp.lsp.convert import (
     lsp_resolved_completion,
     lsp_symbols,
     markup_for,
+    resolves_details,
 )
 from citelsp.lsp.session import CitelspServer
 from citelsp.reports.cards import hover_text
@@ -27,7 +28,8 @@ from citelsp.workspace.view import View
 def complete(ls: CitelspServer, params: types.CompletionParams) -> types.CompletionList | None:
     if (query := ls.query(params.text_document.uri, params.position)) is None:
         return None
-    found = completion.completions(*query)
+    found = completion.completions(
+        *query, detailed=not resolves_details(ls.client_capabilities))
     if found is None:
         return None
     uri = params.text_document.uri

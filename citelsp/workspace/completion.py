@@ -5,7 +5,8 @@ A writer's whole library may be one 20,000-entry file, so an answer decodes noth
 at most ``LIMIT`` keys, matched on the key and on the words of the title and authors as
 written (LaTeX commands and braces dropped by a regex, not decoded), and says when more
 matched so that the editor asks again as the writer types. The authors, year, title and venue
-of the one key the writer looks at are decoded by ``details`` (LSP's completionItem/resolve).
+of the one key the writer looks at are decoded by ``details`` (LSP's completionItem/resolve),
+or, for an editor that never asks for them so, for each key listed (``detailed``).
 """
 
 from __future__ import annotations
@@ -45,11 +46,23 @@ def completion_prefix(line_before_cursor: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class Details:
+    """What is shown beside the key the writer looks at."""
+
+    detail: str | None
+    """"Vaswani et al. (2017)"."""
+    documentation: str | None
+    """Title, authors, and venue with year, one a line (plain text)."""
+
+
+@dataclass(frozen=True)
 class Completion:
     key: str
     filter_text: str
     """What the client matches the typed text against: the key, then the title, authors and
     year as written (commands and braces dropped)."""
+    details: Details | None = None
+    """Only when asked for ``detailed``."""
 
 
 @dataclass(frozen=True)
@@ -63,19 +76,11 @@ class Completions:
     """Every match is listed; False when more than ``LIMIT`` matched."""
 
 
-@dataclass(frozen=True)
-class Details:
-    """What is shown beside the key the writer looks at."""
-
-    detail: str | None
-    """"Vaswani et al. (2017)"."""
-    documentation: str | None
-    """Title, authors, and venue with year, one a line (plain text)."""
-
-
-def completions(view: View, doc: Document, offset: int) -> Completions | None:
+def completions(view: View, doc: Document, offset: int, *, detailed: bool = False
+                ) -> Completions | None:
     """The keys of the manuscript's bibliographies that match the partial key before the
-    cursor; None when the cursor is not in a key position (or not in a manuscript)."""
+    cursor, each with its ``details`` when ``detailed`` (at most ``LIMIT`` entries decoded);
+    None when the cursor is not in a key position (or not in a manuscript)."""
     if not isinstance(doc, Manuscript):
         return None
     line_start = max(doc.text.rfind("\n", 0, offset), doc.text.rfind("\r", 0, offset)) + 1
@@ -111,8 +116,10 @@ def completions(view: View, doc: Document, offset: int) -> Completions | None:
             if key not in firsts and (ref := lib.first.get(key)) is not None:
                 firsts[key] = ref
     texts = _filter_texts([firsts[k] for k in listed])
-    return Completions([Completion(k, t) for k, t in zip(listed, texts, strict=True)],
-                       Span(offset - len(prefix), offset), complete and len(rank) <= LIMIT)
+    items = [Completion(k, t, _details(firsts[k]) if detailed else None)
+             for k, t in zip(listed, texts, strict=True)]
+    return Completions(items, Span(offset - len(prefix), offset),
+                       complete and len(rank) <= LIMIT)
 
 
 def details(view: View, doc: Document, key: str) -> Details | None:
@@ -123,8 +130,10 @@ def details(view: View, doc: Document, key: str) -> Details | None:
     graph = view.graph
     ref = next((refs[0] for b in graph.bibliographies(doc)
                 if (refs := graph.key_index(b).get(key))), None)
-    if ref is None:
-        return None
+    return None if ref is None else _details(ref)
+
+
+def _details(ref: Reference) -> Details:
     work = ref.work
     year = f"({work.year})" if work.year else ""
     detail = " ".join(p for p in (short_authors(work.authors), year) if p)
