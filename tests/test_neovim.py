@@ -211,6 +211,7 @@ local function probe()
     labels = {}
     for _, item in ipairs(result and (result.items or result) or {}) do
       table.insert(labels, item.label)
+      out.completion_detail = item.detail
     end
     return #labels > 0
   end, 100)
@@ -368,6 +369,7 @@ def test_neovim_shows_diagnostics_hover_and_completion(probe_result: dict) -> No
     assert "he2016deep" in hover["value"]
 
     assert probe_result["completion"] == ["he2016deep"]
+    assert probe_result["completion_detail"] == "He et al. (2016)"  # listed: never resolved
 
     titles = {a["title"]: a["command"] for a in probe_result["code_actions"]}
     assert titles["Search Crossref for this title"] == "citelsp.openUrl"
