@@ -1,12 +1,17 @@
 """The four figures of an editor at library scale, each beside a machine-independent ratio.
 
 Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``keystroke``,
-``reopen``, ``offline``, ``completion``). It prints:
+``publish``, ``reopen``, ``offline``, ``completion``). It prints:
 
 - ``open``: a generated 10,000-entry library (``bench/parse_bench.py``), ``didOpen`` → its first
   diagnostics from a real server over stdio (target ≤ 1 s);
 - ``keystroke``: a one-character edit in a 20,000-entry library → its re-publish (median and
   worst of several isolated edits; the work should follow the edit, not the file);
+- ``publish``: a 20,000-entry library with every entry verified (a small fake result set, one
+  resolution per entry), published in-process by the server's ``publish`` (findings, then
+  diagnostics): with nothing changed, after a one-character edit of one entry (the re-parse
+  not counted), and after 50 new results arrived; each with the references it visited (the
+  work should follow the change, not the library);
 - ``reopen``: 1,000 HALLMARK references verified against the simulated index
   (``bench/editor_bench.py``), then a new server on the same cache: ``didOpen`` → the first run's
   final diagnostics (target ≤ 1 s); hover p99 while the first run verified (target ≤ 50 ms,
@@ -50,10 +55,15 @@ if __package__ in (None, ""):  # run as a script: make ``citelsp`` and ``bench``
     sys.path.insert(0, str(ROOT))
 
 import bibtexparser  # noqa: E402
+from lsprotocol import types  # noqa: E402
 
 from bench import editor_bench, parse_bench, texlive_corpus  # noqa: E402
+from citelsp.lsp.session import CitelspServer  # noqa: E402
+from citelsp.resolution.asking import Resolution  # noqa: E402
+from citelsp.resolution.identity import reference_ids  # noqa: E402
+from citelsp.resolution.outcome import Outcome, Record  # noqa: E402
 
-MEASURES = ("open", "keystroke", "reopen", "offline", "completion")
+MEASURES = ("open", "keystroke", "publish", "reopen", "offline", "completion")
 
 
 def load() -> str:
@@ -128,6 +138,98 @@ async def library_open(entries: int, edits: bool) -> list[str]:
         rss = server.peak_rss_mib()
         await server.stop()
     out.append(f"  server peak RSS {rss:.0f} MiB" if rss is not None else "")
+    return out
+
+
+def fake_resolution(ref, kind: int) -> Resolution:
+    """What verification could have found for ``ref``: two sources matched it (no finding),
+    one did (PARTIAL_COVERAGE), none did (NOT_FOUND_IN_INDEXES), or its identifier does not
+    exist (DOI_REFUTED or ARXIV_ID_REFUTED)."""
+    record = Record("crossref", title=ref.fields["title"].value)
+    matched = {s: Outcome(s, "matched", "id", "found", record=record)
+               for s in ("crossref", "openalex")}
+    outcomes = [matched, {"crossref": matched["crossref"]},
+                {s: Outcome(s, "unmatched", "title", "no match") for s in matched},
+                {"crossref": Outcome("crossref", "unmatched", "id", "does not exist",
+                                     reason="DOI_REFUTED", refutes_identifier=True)}]
+    return Resolution(ref.key, reference_ids(ref), outcomes[kind])
+
+
+class Unconnected(CitelspServer):
+    """The server without a client: UTF-16 positions, and publications built but not sent."""
+
+    encoding = types.PositionEncodingKind.Utf16
+
+    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
+        pass
+
+
+def timed(action: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``action()``."""
+    started, used = time.perf_counter(), time.process_time()
+    action()
+    return time.perf_counter() - started, time.process_time() - used
+
+
+async def publish_cost(entries: int) -> list[str]:
+    """The server's publication of a verified library: unchanged, edited, results arrived."""
+    library = parse_bench.generated_library(entries)
+    bare = bare_parse(library)
+    out = [f"{entries:,}-entry library, every entry verified, published in-process "
+           f"({len(library) / 1e6:.1f} MB; bare parse {bare.wall:.3f} s, CPU {bare.cpu:.3f} s; "
+           f"{load()})"]
+    server = Unconnected()
+    ws, verifier = server.ws, server.ws.verifier
+    with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
+        uri = (Path(tmp) / "library.bib").as_uri()
+        server.document_opened(types.TextDocumentItem(uri, "bibtex", 1, library))
+        server.parse_pending()
+        refs = ws.document(uri).references
+        for i, ref in enumerate(refs):  # mostly clean, some of each finding
+            verifier.results[verifier.identity(ref)] = fake_resolution(
+                ref, 0 if i % 5 else (i // 5) % 4)
+        wall, cpu = timed(lambda: server.publish(uri))
+        shown = len(ws.problems(uri))
+        out.append(line(f"first publication ({shown:,} findings)", wall, bare, "—", cpu=cpu))
+
+        def measured(label: str, change: Callable[[int], object], runs: int) -> None:
+            """The findings (``Workspace.problems``), then the rest of the publication
+            (diagnostics from them), after each ``change``."""
+            found, cpus, converted, visits = [], [], [], []
+            for n in range(runs):
+                change(n)
+                wall, cpu = timed(lambda: ws.problems(uri))
+                found.append(wall)
+                cpus.append(cpu)
+                visits.append(ws.findings[uri].visited)
+                converted.append(timed(lambda: server.publish(uri))[0])
+            out.append(line(f"{label}: findings", statistics.median(found), bare, "∝ change",
+                            unit="ms", cpu=statistics.median(cpus)))
+            out.append(f"    {statistics.median(visits):,.0f} references visited; the "
+                       f"diagnostics from them {statistics.median(converted) * 1000:.1f} ms "
+                       f"more (median of {runs})")
+
+        measured("(a) nothing changed", lambda n: None, 20)
+        offset = library.index("Effects", len(library) // 2)
+        index = server.lines.of(uri, library)
+        line_no, column = index.position(offset)
+
+        def edit(n: int) -> None:
+            where = types.Position(line=line_no, character=column + n)
+            server.text_changed(types.VersionedTextDocumentIdentifier(version=2 + n, uri=uri), [
+                types.TextDocumentContentChangePartial(types.Range(where, where), "x")])
+            server.parse_pending()
+
+        measured("(b) one-character edit", edit, parse_bench.EDITS)
+        refs = ws.document(uri).references
+
+        def arrived(n: int) -> None:  # 50 entries spread over the library get new verdicts
+            for ref in refs[n * 7::len(refs) // 50][:50]:
+                if (identity := verifier.identity_if_known(ref)) is not None:
+                    verifier.results[identity] = fake_resolution(ref, 2 + n % 2)
+
+        measured("(c) 50 results arrived", arrived, 5)
+    await server.ws.verifier.close()
     return out
 
 
@@ -285,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, Callable[[], list[str]]] = {
         "open": lambda: asyncio.run(library_open(args.entries, edits=False)),
         "keystroke": lambda: asyncio.run(library_open(args.keystroke_entries, edits=True)),
+        "publish": lambda: asyncio.run(publish_cost(args.keystroke_entries)),
         "reopen": lambda: asyncio.run(reopen_and_hover(args.refs)),
         "offline": offline_check,
         "completion": lambda: asyncio.run(library_completion(args.completion_entries)),

@@ -108,6 +108,12 @@ class DecisionStore:
         except (ValueError, TypeError, KeyError, RecursionError):
             return [], True, raw
 
+    @property
+    def version(self) -> object:
+        """A token that is another object after every change of the decisions (compare it
+        with ``is``): what was built from them is built again."""
+        return self._decisions
+
     def get(self, key: str, identity: str) -> tuple[Decision | None, bool]:
         """The decision for this key and identity; else the latest one for the key, marked
         stale (the entry changed since the human decided); else ``(None, False)``."""

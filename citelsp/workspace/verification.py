@@ -51,6 +51,81 @@ OFFLINE_MESSAGE = "citelsp: offline — showing local checks and cached verdicts
 NETWORK_DOWN_MESSAGE = ("citelsp: no bibliographic source could be reached — showing local "
                         "checks and cached verdicts only; what was not checked is checked "
                         "when the network is back")
+RESULT_LOG_MAX = 100_000
+"""Changes the result log keeps (``Results``); a reader further behind than that is told
+that anything may have changed."""
+
+
+class Results(dict[str, Resolution]):
+    """Resolutions by identity, with a log of the identities written or removed since any
+    ``position``: what is built from them (a document's findings) is built again for those
+    alone (``changed_since``). Every way of changing the mapping is logged, so a writer
+    outside the verifier (the screening report, a test) cannot leave a stale finding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._log: list[str] = []
+        self._start = 0
+        """The position of ``_log[0]``."""
+        self._epoch = 0
+        """Counts clears: a position from before one says nothing."""
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """Where the log is now; ``changed_since`` it tells what changes after."""
+        return self._epoch, self._start + len(self._log)
+
+    def changed_since(self, position: tuple[int, int] | None) -> list[str] | None:
+        """The identities whose resolution changed since ``position`` (repeats possible);
+        None when that cannot be told (no position, cleared since, or too far behind)."""
+        if position is None or position[0] != self._epoch or position[1] < self._start:
+            return None
+        return self._log[position[1] - self._start:]
+
+    def _changed(self, identity: str) -> None:
+        log = self._log
+        log.append(identity)
+        if len(log) > RESULT_LOG_MAX:
+            half = len(log) // 2
+            del log[:half]
+            self._start += half
+
+    def __setitem__(self, identity: str, resolution: Resolution) -> None:
+        super().__setitem__(identity, resolution)
+        self._changed(identity)
+
+    def __delitem__(self, identity: str) -> None:
+        super().__delitem__(identity)
+        self._changed(identity)
+
+    def pop(self, identity: str, *default):  # type: ignore[override]
+        found = super().pop(identity, *default)
+        self._changed(identity)
+        return found
+
+    def popitem(self) -> tuple[str, Resolution]:
+        identity, resolution = super().popitem()
+        self._changed(identity)
+        return identity, resolution
+
+    def setdefault(self, identity: str, default: Resolution) -> Resolution:  # type: ignore[override]
+        if identity not in self:
+            self[identity] = default
+        return self[identity]
+
+    def update(self, *args, **kwargs) -> None:  # type: ignore[override]
+        for identity, resolution in dict(*args, **kwargs).items():
+            self[identity] = resolution
+
+    def __ior__(self, other):  # type: ignore[override]
+        self.update(other)
+        return self
+
+    def clear(self) -> None:
+        super().clear()
+        self._log = []
+        self._start = 0
+        self._epoch += 1
 
 
 class Listener:
@@ -78,10 +153,13 @@ class Verifier:
         """``resolved`` is called with each reference a worker resolved, in that worker's
         turn of the event loop, before the listener hears of it."""
         self.engine: Engine | None = None
-        self.results: dict[str, Resolution] = {}
+        self._results = Results()
         self.listener = listener or Listener()
         self._resolved = resolved
         self._identities: weakref.WeakKeyDictionary[Reference, str] = weakref.WeakKeyDictionary()
+        self.named = 0
+        """How many references have been given an identity: when it moves, a reference
+        shown without a result may have one now (``identity_if_known``)."""
         self._queue: list[tuple[int, int, str, bool]] = []
         self._queued: dict[str, Reference] = {}
         self._refresh: set[str] = set()
@@ -137,12 +215,22 @@ class Verifier:
 
     # -- queries ---------------------------------------------------------------------------
 
+    @property
+    def results(self) -> Results:
+        """Resolutions by identity; changed in place only, so its log stays true."""
+        return self._results
+
     def identity(self, ref: Reference) -> str:
         identity = self._identities.get(ref)
         if identity is None:
             identity = reference_identity(ref)
             self._identities[ref] = identity
+            self.named += 1
         return identity
+
+    def identity_if_known(self, ref: Reference) -> str | None:
+        """The identity of ``ref`` if one was worked out (never decodes the entry)."""
+        return self._identities.get(ref)
 
     def result_for(self, ref: Reference) -> Resolution | None:
         """The resolution of ``ref``, if ``want`` has seen this reference object.
@@ -389,7 +477,8 @@ class Verifier:
         self._say_status()
 
     def _drop_incomplete(self) -> None:
-        self.results = {i: r for i, r in self.results.items() if not r.wants_network}
+        for identity in [i for i, r in self.results.items() if r.wants_network]:
+            del self.results[identity]
 
     def _watch(self, resolution: Resolution) -> None:
         """After a live result: say once when OpenAlex wants a key, and stop going to the

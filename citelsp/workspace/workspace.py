@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import operator
 import os
-import weakref
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +40,7 @@ from citelsp.verdict.reasons import PRIORITY_ORDER, severity_priority
 from citelsp.workspace.checks import LocalChecks, how_to_name_a_bibliography
 from citelsp.workspace.corpus import Corpus, decode_document, note_encoding
 from citelsp.workspace.entries import NewEntry, new_entry
+from citelsp.workspace.findings import NOTHING, Findings, Slot
 from citelsp.workspace.graph import CitationGraph
 from citelsp.workspace.problems import decided_problems
 from citelsp.workspace.snapshot import ReferenceResult, Snapshot
@@ -50,6 +50,9 @@ from citelsp.workspace.verification import Listener, Verifier
 
 log = logging.getLogger(__name__)
 NO_CITATIONS: tuple[Citation, ...] = ()
+NO_PROBLEMS: list[Problem] = []
+"""What a document shows of verification while nothing is verified (one object: compared by
+identity; never changed)."""
 
 
 class Workspace:
@@ -68,9 +71,10 @@ class Workspace:
         """Where the writer last worked (uri, offset): references cited nearby go first."""
         self._local: dict[str, tuple[int, list[Problem]]] = {}
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}
-        self._placed_memo: weakref.WeakKeyDictionary[Reference, dict[str, tuple]] = (
-            weakref.WeakKeyDictionary())
-        """Entry → uri → (resolution, decision key, citations, problems placed there)."""
+        self.findings: dict[str, Findings] = {}
+        """Each published document's verification findings, kept between publications."""
+        self._problems: dict[str, tuple[tuple, list[Problem]]] = {}
+        """Each document's problems as last given, with what they were made from."""
 
     @classmethod
     def for_paths(cls, paths: Sequence[Path], settings: Settings,
@@ -197,6 +201,8 @@ class Workspace:
         if doc is not None:
             self.graph.update(doc)
             self.checks.parsed(doc)
+            if (findings := self.findings.get(uri)) is not None:  # while it holds the last
+                findings.absorb(doc, self.verifier.identity_if_known)  # parse: by its delta
         return doc
 
     def close(self, uri: str) -> None:
@@ -210,6 +216,8 @@ class Workspace:
         self.checks.forget(uri)
         self._local.pop(uri, None)
         self._suppressions.pop(uri, None)
+        self.findings.pop(uri, None)
+        self._problems.pop(uri, None)
 
     def files_changed(self, uris: Iterable[str] | None = None) -> None:
         """Files changed on disk (None: any may have)."""
@@ -279,57 +287,82 @@ class Workspace:
     def problems(self, uri: str, minimum: str | None = None) -> list[Problem]:
         """Every problem of one document, local and verification, with human decisions
         applied and filtered by the lowest priority shown (``minimum``, else the setting):
-        what the editor shows and the command line prints."""
+        what the editor shows and the command line prints. The same list object while
+        nothing it depends on changed (a publication of an unchanged document costs
+        nothing); never change it."""
         doc = self.corpus.get(uri)
         if doc is None:
             return []
         minimum = minimum or self.settings.min_priority
-        found = [p for p in self.local_problems(uri)
-                 if shown(severity_priority(p.severity), minimum)]
+        local = self.local_problems(uri)
         try:
-            with paused_gc():  # tens of thousands of small, acyclic objects
-                for ref, citations in self._shown_on(doc) if self.verifier.results else ():
-                    found += self._placed(ref, citations, uri, minimum)
+            verification = self._verification_problems(doc, minimum)
         except Exception as exc:  # the local findings still show
             log.exception("verification findings failed on %s", uri)
-            found.append(internal_error(exc))
+            self.findings.pop(uri, None)  # half updated: built afresh next time
+            verification = [internal_error(exc)]
+        ignored = self.settings.ignore
+        hidden = self._suppressed(doc)
+        made_from = (local, verification, minimum, ignored, hidden)
+        memo = self._problems.get(uri)
+        if memo is not None and all(map(operator.is_, memo[0], made_from)):
+            return memo[1]
+        found = [p for p in local if shown(severity_priority(p.severity), minimum)]
+        found += verification
         if isinstance(doc, Manuscript) and len(found) > 1:
             # a citation of a key two entries define: one finding per place, not two
             found = list({(p.code, p.span, p.message): p for p in found}.values())
-        ignored = self.settings.ignore
-        hidden = self._suppressed(doc)
         if ignored or hidden is not NO_SUPPRESSIONS:
             found = [p for p in found if p.code not in ignored and not hidden.hides(p)]
+        self._problems[uri] = (made_from, found)
         return found
 
-    def _placed(self, ref: Reference, citations: Sequence[Citation], uri: str, minimum: str
-                ) -> list[Problem]:
-        """One reference's problems in ``uri``; the same objects while nothing they depend on
-        changed, so re-publishing 10,000 unchanged entries builds nothing new. An entry that
-        an edit above it moved has its findings in its own file moved with it (a keystroke
-        in a 20,000-entry library does not place the half below it again)."""
+    def _verification_problems(self, doc: Document, minimum: str) -> list[Problem]:
+        """The verification findings of ``doc``, in the order its references are shown;
+        built again only for the references whose resolution, identity, human decision or
+        citations changed, or that an edit replaced or moved (``Findings``)."""
+        verifier = self.verifier
+        if not verifier.results:
+            self.findings.pop(doc.uri, None)
+            return NO_PROBLEMS
+        findings = self.findings.get(doc.uri)
+        if findings is None:
+            findings = self.findings[doc.uri] = Findings()
+        generation = self.corpus.generation
+        with paused_gc():  # tens of thousands of small, acyclic objects
+            reshaped = findings.doc is not doc or (isinstance(doc, Manuscript)
+                                                   and findings.generation != generation)
+            if reshaped and not findings.absorb(doc, verifier.identity_if_known):
+                findings.reshape(doc, self._shown_on(doc), verifier.identity_if_known)
+            findings.generation = generation
+            basis = (minimum, self.decisions, self.decisions.version)
+            return findings.update(basis, verifier.results, verifier.named,
+                                   verifier.identity_if_known,
+                                   lambda slot: self._place(slot, doc.uri, minimum))
+
+    def _place(self, slot: Slot, uri: str, minimum: str) -> None:
+        """One reference's findings in ``uri``, kept while nothing they depend on changed.
+        An entry that an edit above it moved has its findings in its own file moved with it
+        (a keystroke in a 20,000-entry library does not place the half below it again)."""
+        ref = slot.ref
         resolution = self.verifier.result_for(ref)
         if resolution is None:
-            return []
+            slot.resolution, slot.placed = None, NOTHING
+            return
         decision, stale = self.decisions.get(ref.key, self.decision_identity(ref))
-        key = (decision, stale, minimum)
+        decided = (decision, stale, minimum)
         span = ref.span
-        by_uri = self._placed_memo.get(ref)
-        if by_uri is None:  # not setdefault: a weak dictionary's makes a weak reference each time
-            by_uri = self._placed_memo[ref] = {}
-        memo = by_uri.get(uri)
-        if memo is not None and memo[0] is resolution and memo[1] == key and len(
-                memo[2]) == len(citations) and all(map(operator.is_, memo[2], citations)):
-            if memo[4] == span:
-                return memo[3]
-            if uri == ref.uri and (moved := _moved(memo[3], uri, memo[4], span)) is not None:
-                by_uri[uri] = (resolution, key, memo[2], moved, span)
-                return moved
-        result = self.result(ref, citations)
+        if slot.resolution is resolution and slot.decided == decided and slot.span is not None:
+            if slot.span == span:
+                return
+            if uri == ref.uri and (moved := _moved(slot.placed, uri, slot.span, span)) is not None:
+                slot.placed, slot.span = moved or NOTHING, span
+                return
+        result = self.result(ref, slot.citations)
         placed = [] if result is None else [
             p for u, p in decided_problems(result, minimum) if u == uri]
-        by_uri[uri] = (resolution, key, tuple(citations), placed, span)
-        return placed
+        slot.resolution, slot.decided, slot.span = resolution, decided, span
+        slot.placed = placed or NOTHING
 
     def _suppressed(self, doc: Document) -> Suppressions:
         memo = self._suppressions.get(doc.uri)
@@ -339,12 +372,12 @@ class Workspace:
         self._suppressions[doc.uri] = (doc.text, found)
         return found
 
-    def _shown_on(self, doc: Document) -> list[tuple[Reference, Sequence[Citation]]]:
+    def _shown_on(self, doc: Document) -> Iterable[tuple[Reference, Sequence[Citation]]]:
         """The references whose verification shows on ``doc``, each with its citations in
         ``doc``: the entries of a bibliography, the cited and front-matter references of a
         manuscript."""
         if isinstance(doc, Bibliography):
-            return [(ref, NO_CITATIONS) for ref in doc.references]
+            return ((ref, NO_CITATIONS) for ref in doc.references)
         shown_refs: dict[int, tuple[Reference, list[Citation]]] = {}
         for ref in doc.inline.references if doc.inline is not None else ():
             shown_refs.setdefault(id(ref), (ref, []))
@@ -504,7 +537,8 @@ def internal_error(exc: Exception) -> Problem:
                            f"{str(exc)[:200]}); please report it")
 
 
-def _moved(problems: list[Problem], uri: str, was: Span, now: Span) -> list[Problem] | None:
+def _moved(problems: Sequence[Problem], uri: str, was: Span, now: Span
+           ) -> list[Problem] | None:
     """``problems`` of an entry that moved from ``was`` to ``now`` unchanged, moved with it;
     None when one of them (or a place it names in ``uri``) lies outside the entry, where
     the edit may have been."""

@@ -1,0 +1,315 @@
+"""Publishing a document again costs what changed: the references whose result, identity,
+human decision or citations changed, and the entries an edit replaced or moved, are placed
+again; the rest is kept. Every publication here is also compared with a workspace that
+builds everything afresh, so keeping never shows what building would not."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from citelsp.config import Settings
+from citelsp.documents.model import Reference
+from citelsp.resolution.asking import Resolution
+from citelsp.resolution.identity import reference_ids
+from citelsp.resolution.outcome import Outcome, Record
+from citelsp.verdict.decisions import Decision, DecisionStore
+from citelsp.workspace import Workspace
+from citelsp.workspace.verification import Results
+
+ENTRIES = 40
+
+
+def entry(i: int, title: str | None = None, journal: str = "Journal of Work") -> str:
+    return (f"@article{{k{i},\n  title = {{{title or f'Work number {i}'}}},\n"
+            f"  author = {{Doe, Jane}},\n  journal = {{{journal}}},\n  year = {{2020}},\n"
+            f"  doi = {{10.1000/w{i}}},\n}}\n\n")
+
+
+BIB = "".join(entry(i) for i in range(ENTRIES))
+PAPER = "---\nbibliography: refs.bib\n---\nSee [@k3; @k20] and @k30, then @k3 again.\n"
+
+
+def resolution(ref: Reference, kind: str) -> Resolution:
+    """What verification found: ``clean`` (two sources matched it), ``refuted`` (its DOI
+    does not exist) or ``missing`` (no source has it)."""
+    record = Record("crossref", title=ref.fields["title"].value)
+    outcomes = {
+        "clean": {s: Outcome(s, "matched", "id", "found", record=record)
+                  for s in ("crossref", "openalex")},
+        "refuted": {"crossref": Outcome("crossref", "unmatched", "id", "DOI does not exist",
+                                        reason="DOI_REFUTED", refutes_identifier=True)},
+        "missing": {s: Outcome(s, "unmatched", "title", "no match")
+                    for s in ("crossref", "openalex")},
+    }[kind]
+    return Resolution(ref.key, reference_ids(ref), outcomes)
+
+
+REFUTED = ["DOI_REFUTED", "PARTIAL_COVERAGE"]
+"""The findings of a refuted DOI that one source alone was asked about."""
+
+
+def first_kind(i: int) -> str:
+    return ("clean", "refuted", "missing")[i % 3]
+
+
+class Published:
+    """A workspace with the library (and the paper) open and every entry verified, which
+    records what each publication visits (``_place``) and builds anew (``result``)."""
+
+    def __init__(self, root: Path, monkeypatch, settings: Settings | None = None,
+                 paper: bool = False) -> None:
+        self.root = root
+        self.uris = {}
+        for name, text in (("refs.bib", BIB), ("paper.md", PAPER)):
+            (root / name).write_text(text, encoding="utf-8")
+            self.uris[name] = (root / name).resolve().as_uri()
+        self.ws = ws = Workspace(settings or Settings(verify=False), [root])
+        ws.open(self.bib, BIB)
+        if paper:
+            ws.open(self.uris["paper.md"], PAPER)
+        for i, ref in enumerate(self.refs()):
+            self.resolve(ref, first_kind(i))
+        self.visited: list[str] = []
+        self.built: list[str] = []
+        place, result = ws._place, ws.result
+
+        def counted_place(slot, uri, minimum):
+            self.visited.append(slot.ref.key)
+            place(slot, uri, minimum)
+
+        def counted_result(ref, citations=()):
+            self.built.append(ref.key)
+            return result(ref, citations)
+
+        monkeypatch.setattr(ws, "_place", counted_place)
+        monkeypatch.setattr(ws, "result", counted_result)
+
+    @property
+    def bib(self) -> str:
+        return self.uris["refs.bib"]
+
+    def refs(self) -> list[Reference]:
+        return list(self.ws.document(self.bib).references)
+
+    def ref(self, key: str) -> Reference:
+        return next(r for r in self.refs() if r.key == key)
+
+    def resolve(self, ref: Reference, kind: str) -> None:
+        """A result arrives (the verifier gives the reference its identity first)."""
+        verifier = self.ws.verifier
+        verifier.results[verifier.identity(ref)] = resolution(ref, kind)
+
+    def publish(self, uri: str | None = None) -> list:
+        """The problems of ``uri`` (the library), checked against a fresh build; what this
+        publication visited and built is in ``visited`` and ``built``."""
+        uri = uri or self.bib
+        self.visited.clear()
+        self.built.clear()
+        found = self.ws.problems(uri)
+        assert _shown(found) == _shown(afresh(self.ws, self.root).problems(uri))
+        return found
+
+
+def afresh(ws: Workspace, root: Path) -> Workspace:
+    """A new workspace with the same open texts and settings, and the results of the
+    references ``ws`` has identified (an edited entry not looked at yet has none there)."""
+    other = Workspace(ws.settings, [root])
+    for uri, doc in ws.corpus.open.items():
+        if doc is not None:
+            other.open(uri, doc.text)
+    known = {(r.uri, r.key, r.start): ws.verifier.identity_if_known(r)
+             for r in ws.references()}
+    for ref in other.references():
+        identity = known.get((ref.uri, ref.key, ref.start))
+        if identity is not None and identity in ws.verifier.results:
+            other.verifier.results[other.verifier.identity(ref)] = ws.verifier.results[identity]
+    return other
+
+
+def _shown(problems) -> list[tuple]:
+    return [(p.code, p.span, p.message, p.severity, p.related) for p in problems]
+
+
+def codes_of(problems, key: str) -> list[str]:
+    return sorted(p.code for p in problems if p.key == key)
+
+
+def test_a_publication_with_nothing_changed_visits_nothing(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    first = pub.publish()
+    assert len(pub.visited) == ENTRIES
+    again = pub.publish()
+    assert pub.visited == [] and pub.built == []
+    assert again is first  # the same list: the server skips sending it again
+
+
+def test_one_result_arriving_places_that_reference_alone(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    assert codes_of(pub.publish(), "k6") == []  # k6 is clean
+    pub.resolve(pub.ref("k6"), "refuted")
+    assert codes_of(pub.publish(), "k6") == REFUTED
+    assert pub.visited == ["k6"] and pub.built == ["k6"]
+    pub.resolve(pub.ref("k7"), "clean")  # a finding goes away
+    assert codes_of(pub.publish(), "k7") == []
+    assert pub.visited == ["k7"] and pub.built == ["k7"]
+
+
+def test_a_result_for_a_reference_another_document_shows_visits_nothing_here(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    pub.ws.verifier.results["some other work"] = pub.ws.verifier.results[
+        pub.ws.verifier.identity(pub.ref("k1"))]
+    pub.publish()
+    assert pub.visited == []
+
+
+def test_an_edit_of_one_entry_places_it_and_moves_the_findings_below(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    text = BIB.replace("Work number 20}", "Work number 20, revised}")
+    pub.ws.open(pub.bib, text)
+    found = pub.publish()
+    assert pub.built == [], "nothing is judged again: the edited entry has no result yet"
+    below = {f"k{i}" for i in range(21, ENTRIES) if first_kind(i) != "clean"}
+    assert set(pub.visited) == {"k20"} | below  # the edited entry, and findings that moved
+    assert codes_of(found, "k20") == []  # its old verdict is gone at once
+    edited = pub.ref("k20")
+    pub.ws.verifier.identity(edited)  # the verifier looks at it: a new work, not known
+    pub.publish()
+    assert pub.visited == ["k20"] and pub.built == []
+    pub.resolve(edited, "refuted")
+    assert codes_of(pub.publish(), "k20") == REFUTED
+    assert pub.visited == ["k20"] and pub.built == ["k20"]
+
+
+def test_an_edit_that_keeps_the_identity_shows_the_known_verdict_once_looked_at(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    pub.ws.open(pub.bib, BIB.replace(entry(4), entry(4, journal="J. Work")))  # k4: refuted
+    assert codes_of(pub.publish(), "k4") == []
+    pub.ws.verifier.identity(pub.ref("k4"))  # the same work: its resolution is known
+    assert codes_of(pub.publish(), "k4") == REFUTED
+    assert pub.visited == ["k4"] and pub.built == ["k4"]
+
+
+def test_edits_parsed_between_publications_are_taken_in_one_by_one(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    for n in range(1, 4):  # a burst: each parse starts from the one before
+        pub.ws.open(pub.bib, BIB.replace("Work number 10}", f"Work number 10{'x' * n}}}"))
+    pub.publish()
+    below = {f"k{i}" for i in range(11, ENTRIES) if first_kind(i) != "clean"}
+    assert set(pub.visited) == {"k10"} | below
+
+
+def test_a_parse_without_entry_deltas_keeps_every_unchanged_entrys_findings(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    doc = pub.ws.corpus.update(pub.bib, BIB.replace("Work number 20}", "Work number 20, ed.}"))
+    pub.ws.graph.update(doc)
+    doc.delta = None  # as after a change of @string macros, or in a CSL file
+    pub.publish()
+    below = {f"k{i}" for i in range(21, ENTRIES) if first_kind(i) != "clean"}
+    assert set(pub.visited) == {"k20"} | below and pub.built == []
+
+
+def test_a_manuscript_places_again_only_the_reference_whose_result_changed(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch, paper=True)
+    paper = pub.uris["paper.md"]
+    pub.publish(paper)
+    pub.resolve(pub.ref("k3"), "refuted")
+    found = pub.publish(paper)
+    assert pub.visited == ["k3"] and pub.built == ["k3"]
+    assert sum(p.code == "DOI_REFUTED" for p in found) == 2  # on both its citations
+    pub.publish(paper)
+    assert pub.visited == []
+    pub.ws.open(pub.bib, BIB.replace("Work number 25}", "Work number 25, ed.}"))
+    pub.publish(paper)  # k30 moved in the library, but shows nothing in the paper
+    assert pub.visited == []
+
+
+@pytest.mark.parametrize("change", ["min_priority", "ignore"])
+async def test_findings_follow_a_settings_change(tmp_path, monkeypatch, change):
+    pub = Published(tmp_path, monkeypatch)
+    before = pub.publish()
+    assert {"DOI_REFUTED", "NOT_FOUND_IN_INDEXES"} <= {p.code for p in before}
+    value = {"min_priority": "P0", "ignore": ("DOI_REFUTED",)}[change]
+    await pub.ws.configure(replace(pub.ws.settings, **{change: value}))
+    after = {p.code for p in pub.publish()}
+    assert ("DOI_REFUTED" in after) == (change == "min_priority")
+    assert ("NOT_FOUND_IN_INDEXES" in after) == (change == "ignore")
+
+
+def test_findings_follow_a_recorded_decision(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    k1, k2 = pub.ref("k1"), pub.ref("k2")
+    pub.ws.record(Decision("k1", pub.ws.decision_identity(k1), "verified"))
+    assert codes_of(pub.publish(), "k1") == []
+    pub.ws.record(Decision("k2", pub.ws.decision_identity(k2), "rejected", "invented"))
+    assert codes_of(pub.publish(), "k2") == ["HUMAN_REJECTED"]
+
+
+def test_a_decision_another_process_filed_shows_once_the_file_is_read_again(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    elsewhere = DecisionStore(tmp_path)
+    elsewhere.record(Decision("k4", pub.ws.decision_identity(pub.ref("k4")), "verified"))
+    pub.ws.record(Decision("k2", pub.ws.decision_identity(pub.ref("k2")), "rejected"))
+    found = pub.publish()  # recording read the file: both decisions apply
+    assert codes_of(found, "k4") == [] and codes_of(found, "k2") == ["HUMAN_REJECTED"]
+
+
+def test_clearing_the_cache_clears_the_findings_until_results_come_again(
+        tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    pub.ws.clear_cache()
+    assert not [p for p in pub.publish() if p.priority]
+    pub.resolve(pub.ref("k5"), "missing")
+    assert [p.key for p in pub.publish() if p.priority] == ["k5"]
+
+
+class Refuting:
+    """An engine that finds every DOI refuted on a re-verify."""
+
+    settings = Settings(verify=False)
+
+    async def resolve(self, ref: Reference, refresh: bool = False) -> Resolution:
+        return resolution(ref, "refuted")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_reverify_shows_the_new_verdicts(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+    pub.ws.verifier.engine = Refuting()
+    assert pub.ws.reverify() == ENTRIES
+    await asyncio.gather(*pub.ws.verifier._workers)
+    found = pub.publish()
+    assert all(codes_of(found, f"k{i}") == REFUTED for i in range(ENTRIES))
+
+
+def test_the_result_log_says_what_changed_since_a_position_or_that_it_cannot():
+    results = Results()
+    start = results.position
+    results["a"] = results["b"] = None  # type: ignore[assignment]
+    del results["a"]
+    results.update({"c": None})
+    assert results.changed_since(start) == ["a", "b", "a", "c"]
+    later = results.position
+    assert results.changed_since(later) == []
+    results.clear()
+    assert results.changed_since(later) is None and results.changed_since(None) is None
