@@ -274,12 +274,19 @@ async def reopen_and_hover(refs: int) -> list[str]:
     return out
 
 
-async def library_completion(entries: int) -> list[str]:
-    """The first completion in a manuscript whose bibliography is a generated library."""
-    library = parse_bench.generated_library(entries)
-    manuscript = parse_bench.generated_manuscript(200, entries) + "As [@"
+async def library_completion(entries: int, real: Path | None) -> list[str]:
+    """The first completion in a manuscript whose bibliography is a generated library, or
+    ``real`` (a .bib as written by people: decoding its entries costs what it costs)."""
+    if real is None:
+        library = parse_bench.generated_library(entries)
+        manuscript = parse_bench.generated_manuscript(200, entries) + "As [@"
+        name = f"a {entries:,}-entry library"
+    else:
+        library = real.read_text(encoding="utf-8", errors="replace")
+        manuscript = "---\nbibliography: library.bib\n---\n\nAs [@"
+        name = real.name
     bare = bare_parse(library)
-    out = [f"completion on a {entries:,}-entry library ({len(library) / 1e6:.1f} MB; bare parse "
+    out = [f"completion on {name} ({len(library) / 1e6:.1f} MB; bare parse "
            f"{bare.wall:.3f} s, CPU {bare.cpu:.3f} s; {load()})"]
     with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
         root = Path(tmp)
@@ -383,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keystroke-entries", type=int, default=20_000)
     parser.add_argument("--refs", type=int, default=1000, help="references for reopen")
     parser.add_argument("--completion-entries", type=int, default=20_000)
+    parser.add_argument("--completion-library", type=Path,
+                        help="a real .bib for completion instead of a generated one")
     args = parser.parse_args(argv)
     runs: dict[str, Callable[[], list[str]]] = {
         "open": lambda: asyncio.run(library_open(args.entries, edits=False)),
@@ -390,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         "publish": lambda: asyncio.run(publish_cost(args.keystroke_entries)),
         "reopen": lambda: asyncio.run(reopen_and_hover(args.refs)),
         "offline": offline_check,
-        "completion": lambda: asyncio.run(library_completion(args.completion_entries)),
+        "completion": lambda: asyncio.run(library_completion(args.completion_entries,
+                                                             args.completion_library)),
     }
     print(f"citelsp library bench, {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, "
           f"host loop {texlive_corpus.host_loop_s():.2f} s")
