@@ -9,6 +9,7 @@ from pytest_lsp import client_capabilities
 
 from citelsp.lsp.convert import (
     completion_data,
+    inserts_or_replaces,
     lsp_code_actions,
     lsp_completion_list,
     lsp_position,
@@ -67,7 +68,7 @@ def test_completions_are_listed_bare_and_resolved_with_their_details():
     typed = types.Range(start=types.Position(line=1, character=4),
                         end=types.Position(line=1, character=7))
     found = Completions([Completion("doe:2020", "doe:2020 T"), Completion("a", "a U")],
-                        Span(10, 13), complete=False)
+                        Span(10, 13), Span(10, 15), complete=False)
     listed = lsp_completion_list(found, "file:///p.md", typed)
     assert listed.is_incomplete
     item, second = listed.items
@@ -84,10 +85,15 @@ def test_completions_are_listed_bare_and_resolved_with_their_details():
     gone = types.CompletionItem(label="x")
     assert lsp_resolved_completion(gone, None) is gone
     complete = Completions([Completion("a", "a U", Details("A (2020)", "U"))], Span(0, 0),
-                           complete=True)
+                           Span(0, 0), complete=True)
     listed = lsp_completion_list(complete, "file:///p.md", None)
     assert not listed.is_incomplete and listed.items[0].text_edit is None
     assert (listed.items[0].detail, listed.items[0].documentation) == ("A (2020)", "U")
+    key = types.Range(start=types.Position(line=1, character=4),
+                      end=types.Position(line=1, character=12))
+    (item,) = lsp_completion_list(found, "file:///p.md", typed, key).items[:1]
+    assert item.text_edit == types.InsertReplaceEdit(new_text="doe:2020", insert=typed,
+                                                     replace=key)
 
 
 @pytest.mark.parametrize(("client", "lazily"), [
@@ -95,6 +101,7 @@ def test_completions_are_listed_bare_and_resolved_with_their_details():
 def test_details_come_with_the_list_unless_the_client_resolves_them(client, lazily):
     capabilities = client_capabilities(client) if client else types.ClientCapabilities()
     assert resolves_details(capabilities) is lazily
+    assert inserts_or_replaces(capabilities) is lazily  # VS Code alone of the three
 
 
 def test_symbols_and_markup_in_lsp_types():

@@ -174,6 +174,26 @@ As [@va$0
     assert fx.text_at(fx.uris["paper.md"], found.span) == "va"
 
 
+@pytest.mark.parametrize(("name", "line", "typed", "key"), [
+    ("paper.tex", "\\cite{vas$0wani2017}", "vas", "vaswani2017"),
+    ("paper.tex", "\\volcite{2}{kn$0uth1984, p.~4}", "kn", "knuth1984"),
+    ("paper.md", "As [@vas$0wani2017].", "vas", "vaswani2017"),
+    ("paper.md", "As @vas$0wani2017.", "vas", "vaswani2017"),
+    ("paper.md", "Claim<!--ref:kn$0uth1984 verified-->", "kn", "knuth1984"),
+    ("paper.md", "{cite:p}`kn$0uth1984`", "kn", "knuth1984"),
+    ("paper.md", "As [@kn$0", "kn", "knuth1984"),
+])
+def test_completion_inside_a_key_can_replace_the_whole_key(tmp_path, name, line, typed, key):
+    header = "\\bibliography{refs}\n" if name.endswith(".tex") else \
+        "---\nbibliography: refs.bib\n---\n"
+    fx = fixture(tmp_path, LIBRARY + f"%! {name}\n{header}{line}\n")
+    found = completion.completions(*fx.at())
+    assert found is not None and found.items[0].key == key
+    assert fx.text_at(fx.uris[name], found.span) == typed
+    whole = line[line.index("$0") - len(typed):].replace("$0", "")
+    assert fx.text_at(fx.uris[name], found.replace) == whole[:len(key)]
+
+
 @pytest.mark.parametrize(("typed", "keys"), [
     ("atten", ["vaswani2017"]), ("Shaz", ["vaswani2017"]), ("texbo", ["knuth1984"]),
     ("donald", ["knuth1984"]), ("1984", ["knuth1984"]), ("ention", []), ("tex", ["knuth1984"]),

@@ -343,31 +343,38 @@ async def test_completion_of_keys(session: LanguageClient, name, line, expected)
 
 async def test_completion_item_resolve_shows_decoded_authors_and_csl_entries(
         session: LanguageClient):
-    text = "---\nbibliography: refs.json\n---\n\nAs 注意力 🙂 @le"
+    before, after = "---\nbibliography: refs.json\n---\n\nAs 注意力 🙂 @le", "cun2015deep, p. 4"
+    text, encoding = before + after, encoding_of(session)
     open_document(session, "scratch.md", text)
     try:
         result = await session.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri_of("scratch.md")),
-            position=position(text, len(text), encoding_of(session)),
+            position=position(text, len(before), encoding),
         ))
         (item,) = result.items
-        assert item.text_edit.range == types.Range(
-            start=position(text, len(text) - 2, encoding_of(session)),
-            end=position(text, len(text), encoding_of(session)))
         lecun = await session.completion_item_resolve_async(item)
-        text = text[:-2]
+        text = before[:-2] + after
         session.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri_of("scratch.md"),
                                                                 version=2),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
         result = await session.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri_of("scratch.md")),
-            position=position(text, len(text), encoding_of(session)),
+            position=position(text, len(before) - 2, encoding),
         ))
         items = {i.label: i for i in result.items}
         zhang = await session.completion_item_resolve_async(items["zhang2021zh"])
     finally:
         close_document(session, "scratch.md")
+    typed = types.Range(start=position(before, len(before) - 2, encoding),
+                        end=position(before, len(before), encoding))
+    if session.capabilities_name == "vscode":  # the whole key, in replace mode
+        key = types.Range(start=typed.start, end=types.Position(
+            line=typed.end.line, character=typed.end.character + len("cun2015deep")))
+        assert item.text_edit == types.InsertReplaceEdit(
+            new_text="lecun2015deep", insert=typed, replace=key)
+    else:
+        assert item.text_edit == types.TextEdit(range=typed, new_text="lecun2015deep")
     assert set(items) == {"lecun2015deep", "zhang2021zh"}
     assert lecun.detail == "LeCun et al. (2015)"
     assert str(lecun.documentation).startswith("Deep learning\nYann LeCun, Yoshua Bengio")

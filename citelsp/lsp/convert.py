@@ -214,18 +214,33 @@ def resolves_details(capabilities: types.ClientCapabilities) -> bool:
     return bool(resolving and "detail" in resolving.properties)
 
 
-def lsp_completion_list(found: Completions, uri: str, range_: types.Range | None
-                        ) -> types.CompletionList:
+def inserts_or_replaces(capabilities: types.ClientCapabilities) -> bool:
+    """The client takes an edit that either inserts or replaces, as its user chose (VS Code's
+    ``editor.suggest.insertMode``)."""
+    completion = capabilities.text_document and capabilities.text_document.completion
+    item = completion and completion.completion_item
+    return bool(item and item.insert_replace_support)
+
+
+def lsp_completion_list(found: Completions, uri: str, insert: types.Range | None,
+                        replace: types.Range | None = None) -> types.CompletionList:
     """Items with the details the feature gave (else ``lsp_resolved_completion`` adds them to
     the item the client shows: ``data`` names the manuscript and the key). ``sortText``
     keeps the feature's order among items the client scores alike; the edit replaces the
-    typed text, which may hold characters a client's word does not (``doe:2020``)."""
+    typed text, which may hold characters a client's word does not (``doe:2020``), or with
+    ``replace`` (a client that ``inserts_or_replaces``) the whole key the cursor is in."""
+    def edit(key: str) -> types.TextEdit | types.InsertReplaceEdit | None:
+        if insert is None:
+            return None
+        if replace is None:
+            return types.TextEdit(range=insert, new_text=key)
+        return types.InsertReplaceEdit(new_text=key, insert=insert, replace=replace)
+
     return types.CompletionList(is_incomplete=not found.complete, items=[types.CompletionItem(
         label=c.key, kind=types.CompletionItemKind.Reference, filter_text=c.filter_text,
         detail=c.details and c.details.detail,
         documentation=c.details and c.details.documentation,
-        sort_text=f"{i:04d}", insert_text=c.key,
-        text_edit=None if range_ is None else types.TextEdit(range=range_, new_text=c.key),
+        sort_text=f"{i:04d}", insert_text=c.key, text_edit=edit(c.key),
         data={"uri": uri, "key": c.key}) for i, c in enumerate(found.items)])
 
 

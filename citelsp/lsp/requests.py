@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from citelsp.lsp.convert import (
     completion_data,
+    inserts_or_replaces,
     lsp_code_actions,
     lsp_completion_list,
     lsp_hover,
@@ -33,7 +34,8 @@ def complete(ls: CitelspServer, params: types.CompletionParams) -> types.Complet
     if found is None:
         return None
     uri = params.text_document.uri
-    return lsp_completion_list(found, uri, ls.range_for(uri, found.span))
+    replace = inserts_or_replaces(ls.client_capabilities) and ls.range_for(uri, found.replace)
+    return lsp_completion_list(found, uri, ls.range_for(uri, found.span), replace or None)
 
 
 def resolve_completion(ls: CitelspServer, item: types.CompletionItem) -> types.CompletionItem:

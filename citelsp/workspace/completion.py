@@ -26,22 +26,29 @@ LIMIT = 100
 """The most keys one answer lists: a client filters them as the writer types, and asks again
 when the answer said it was incomplete."""
 
+_LATEX_KEY_REST = re.compile(r"[^,}\s]*")
 _CONTEXTS = (
-    re.compile(r"(?<![\w.])@(?P<prefix>[\w:.#$%&+?<>~/-]*)$"),
-    re.compile(r"\\(?![A-Za-z]*volcite)[A-Za-z]*cite[A-Za-z]*\*?(?:<[^<>]*>)?"
-               r"(?:\[[^\]]*\]){0,2}\{(?:[^}]*,)?\s*(?P<prefix>[^,}\s]*)$"),
-    re.compile(r"\\[A-Za-z]*volcite\*?(?:\[[^\]]*\])?\{[^{}]*\}(?:\[[^\]]*\])?"
-               r"\{\s*(?P<prefix>[^,}\s]*)$"),
-    re.compile(r"<!--ref:(?P<prefix>[A-Za-z0-9_:-]*)$"),
-    re.compile(r"\{cite(?::[A-Za-z]+)?\}`(?:[^`]*[,;])?\s*(?P<prefix>[^`,;\s]*)$"),
+    (re.compile(r"(?<![\w.])@(?P<prefix>[\w:.#$%&+?<>~/-]*)$"),
+     re.compile(r"(?:\w|[:.#$%&+?<>~/-](?=\w))*")),  # inner punctuation, as pandoc reads keys
+    (re.compile(r"\\(?![A-Za-z]*volcite)[A-Za-z]*cite[A-Za-z]*\*?(?:<[^<>]*>)?"
+                r"(?:\[[^\]]*\]){0,2}\{(?:[^}]*,)?\s*(?P<prefix>[^,}\s]*)$"), _LATEX_KEY_REST),
+    (re.compile(r"\\[A-Za-z]*volcite\*?(?:\[[^\]]*\])?\{[^{}]*\}(?:\[[^\]]*\])?"
+                r"\{\s*(?P<prefix>[^,}\s]*)$"), _LATEX_KEY_REST),
+    (re.compile(r"<!--ref:(?P<prefix>[A-Za-z0-9_:-]*)$"), re.compile(r"[A-Za-z0-9_:-]*")),
+    (re.compile(r"\{cite(?::[A-Za-z]+)?\}`(?:[^`]*[,;])?\s*(?P<prefix>[^`,;\s]*)$"),
+     re.compile(r"[^`,;\s]*")),
 )
+"""Where a key is typed: the text before the cursor, and the rest of the key after it."""
 
 
-def completion_prefix(line_before_cursor: str) -> str | None:
-    """The partial key before the cursor, or None when the cursor is not in a key position."""
-    for pattern in _CONTEXTS:
-        if m := pattern.search(line_before_cursor):
-            return m.group("prefix")
+def _key_at(text: str, offset: int) -> tuple[str, int] | None:
+    """The partial key before ``offset`` and where the key it starts ends (the rest of a key
+    the cursor is in); None when ``offset`` is not in a key position."""
+    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    before = text[line_start:offset]
+    for pattern, rest in _CONTEXTS:
+        if m := pattern.search(before):
+            return m.group("prefix"), rest.match(text, offset).end()
     return None
 
 
@@ -72,6 +79,9 @@ class Completions:
     the typed text, and keys whose title or authors have a word that does; each group by key."""
     span: Span
     """The typed text the chosen key replaces."""
+    replace: Span
+    """The typed text and the rest of the key the cursor is in: what the key replaces when
+    the writer's editor is set to replace the word."""
     complete: bool
     """Every match is listed; False when more than ``LIMIT`` matched."""
 
@@ -81,12 +91,9 @@ def completions(view: View, doc: Document, offset: int, *, detailed: bool = Fals
     """The keys of the manuscript's bibliographies that match the partial key before the
     cursor, each with its ``details`` when ``detailed`` (at most ``LIMIT`` entries decoded);
     None when the cursor is not in a key position (or not in a manuscript)."""
-    if not isinstance(doc, Manuscript):
+    if not isinstance(doc, Manuscript) or (found := _key_at(doc.text, offset)) is None:
         return None
-    line_start = max(doc.text.rfind("\n", 0, offset), doc.text.rfind("\r", 0, offset)) + 1
-    prefix = completion_prefix(doc.text[line_start:offset])
-    if prefix is None:
-        return None
+    prefix, key_end = found
     wanted = prefix.casefold()
     libraries = [_library(b) for b in view.graph.bibliographies(doc)]
     cited = {c.key for c in doc.citations}
@@ -118,7 +125,8 @@ def completions(view: View, doc: Document, offset: int, *, detailed: bool = Fals
     texts = _filter_texts([firsts[k] for k in listed])
     items = [Completion(k, t, _details(firsts[k]) if detailed else None)
              for k, t in zip(listed, texts, strict=True)]
-    return Completions(items, Span(offset - len(prefix), offset),
+    start = offset - len(prefix)
+    return Completions(items, Span(start, offset), Span(start, key_end),
                        complete and len(rank) <= LIMIT)
 
 
