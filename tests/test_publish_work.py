@@ -18,6 +18,7 @@ from citelsp.resolution.identity import reference_ids
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.workspace import Workspace
+from citelsp.workspace.findings import Findings
 from citelsp.workspace.verification import Results
 
 ENTRIES = 40
@@ -313,3 +314,18 @@ def test_the_result_log_says_what_changed_since_a_position_or_that_it_cannot():
     assert results.changed_since(later) == []
     results.clear()
     assert results.changed_since(later) is None and results.changed_since(None) is None
+
+
+def test_a_failure_keeping_the_findings_never_stops_the_parse(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    pub.publish()
+
+    def broken(self, doc, identity_of):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Findings, "absorb", broken)
+    doc = pub.ws.open(pub.bib, BIB.replace("Work number 20}", "Work number 20, ed.}"))
+    assert doc is pub.ws.document(pub.bib)
+    monkeypatch.undo()  # the next publication builds them afresh
+    assert "INTERNAL_ERROR" not in {p.code for p in pub.ws.problems(pub.bib)}
+    assert _shown(pub.ws.problems(pub.bib)) == _shown(afresh(pub.ws, tmp_path).problems(pub.bib))

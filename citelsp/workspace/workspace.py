@@ -201,9 +201,19 @@ class Workspace:
         if doc is not None:
             self.graph.update(doc)
             self.checks.parsed(doc)
-            if (findings := self.findings.get(uri)) is not None:  # while it holds the last
-                findings.absorb(doc, self.verifier.identity_if_known)  # parse: by its delta
+            self._absorb(doc)
         return doc
+
+    def _absorb(self, doc: Document) -> None:
+        """The document's findings take in the entries its new parse replaced, now, while
+        they hold the parse it was made from (else its next publication compares them all)."""
+        findings = self.findings.get(doc.uri)
+        try:
+            if findings is not None:
+                findings.absorb(doc, self.verifier.identity_if_known)
+        except Exception:  # never in the way of the parse: built afresh when next published
+            log.exception("keeping the findings of %s", doc.uri)
+            self.findings.pop(doc.uri, None)
 
     def close(self, uri: str) -> None:
         """A document closed: forget it, unless an open manuscript still uses it as a
