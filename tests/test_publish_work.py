@@ -13,9 +13,11 @@ import pytest
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
+from citelsp.lsp.convert import Diagnostics
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identity import reference_ids
 from citelsp.resolution.outcome import Outcome, Record
+from citelsp.spans import LineIndex
 from citelsp.verdict.decisions import Decision, DecisionStore
 from citelsp.workspace import Workspace
 from citelsp.workspace.findings import Findings
@@ -329,3 +331,31 @@ def test_a_failure_keeping_the_findings_never_stops_the_parse(tmp_path, monkeypa
     monkeypatch.undo()  # the next publication builds them afresh
     assert "INTERNAL_ERROR" not in {p.code for p in pub.ws.problems(pub.bib)}
     assert _shown(pub.ws.problems(pub.bib)) == _shown(afresh(pub.ws, tmp_path).problems(pub.bib))
+
+
+def test_diagnostics_of_an_unchanged_text_convert_only_the_new_findings(tmp_path, monkeypatch):
+    pub = Published(tmp_path, monkeypatch)
+    text = pub.ws.document(pub.bib).text
+    placed: list[int] = []
+
+    class Counted(LineIndex):
+        def position(self, offset: int) -> tuple[int, int]:
+            placed.append(offset)
+            return super().position(offset)
+
+    index = Counted(text)
+
+    def converted(converter: Diagnostics, index: LineIndex) -> list:
+        placed.clear()
+        return converter.convert(pub.bib, pub.ws.problems(pub.bib), index, "utf-16",
+                                 lambda uri, span: None)
+
+    converter = Diagnostics()
+    first = converted(converter, index)
+    assert len(placed) >= 2 * len(first)
+    pub.resolve(pub.ref("k6"), "refuted")  # two findings more, on k6's key and DOI
+    second = converted(converter, index)
+    assert len(second) == len(first) + 2 and len(placed) <= 2 * 4
+    assert second == converted(Diagnostics(), index)  # what converting afresh gives
+    converted(converter, Counted(text))  # another text (the same here): placed again
+    assert len(placed) >= 2 * len(second)

@@ -133,16 +133,24 @@ def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -
 class Diagnostics:
     """Each document's problems → its diagnostics, reusing the last publication's object when
     a problem and its line did not change (an edit shifts offsets, not most lines: 8,000
-    hints stay cheap, and ``converter_with_reused_diagnostics`` serializes each once)."""
+    hints stay cheap, and ``converter_with_reused_diagnostics`` serializes each once). While
+    the text is the same, a problem object published before is not placed on a line again:
+    a publication after a few verdicts arrived converts those, not the library's findings."""
 
     def __init__(self) -> None:
         self._converted: dict[str, dict[tuple, types.Diagnostic]] = {}
+        self._placed: dict[str, tuple[LineIndex, str, dict[int, tuple]]] = {}
+        """uri → the line index and encoding of its last publication, and id(problem) →
+        (problem, its key in ``_converted``, its diagnostic) for each problem published."""
 
     def convert(self, uri: str, problems: Iterable[Problem], index: LineIndex, encoding: str,
                 range_for: RangeFor) -> list[types.Diagnostic]:
         previous = self._converted.get(uri, {})
+        held = self._placed.get(uri)
+        known = held[2] if held is not None and held[0] is index and held[1] == encoding else {}
         ascii_text = index.text.isascii()  # then columns are the same in every encoding
         converted: dict[tuple, types.Diagnostic] = {}
+        placed: dict[int, tuple] = {}
         diagnostics = []
         for problem in problems:
             try:
@@ -150,21 +158,28 @@ class Diagnostics:
                     diagnostics.append(lsp_diagnostic(
                         problem, lsp_range(index, problem.span, encoding), range_for))
                     continue
-                line, column = index.position(problem.span.start)
-                key = (problem.code, problem.message, problem.severity, line, column,
-                       index.position(problem.span.end),
-                       None if ascii_text else index.line_text(line))
-                found = previous.get(key) or converted.get(key) or lsp_diagnostic(
-                    problem, lsp_range(index, problem.span, encoding), range_for)
+                hit = known.get(id(problem))
+                if hit is not None and hit[0] is problem:
+                    key, found = hit[1], hit[2]
+                else:
+                    line, column = index.position(problem.span.start)
+                    key = (problem.code, problem.message, problem.severity, line, column,
+                           index.position(problem.span.end),
+                           None if ascii_text else index.line_text(line))
+                    found = previous.get(key) or converted.get(key) or lsp_diagnostic(
+                        problem, lsp_range(index, problem.span, encoding), range_for)
                 converted[key] = found
+                placed[id(problem)] = (problem, key, found)
                 diagnostics.append(found)
             except Exception:  # one bad finding must not hide the others
                 log.exception("cannot convert %s", problem.code)
         self._converted[uri] = converted
+        self._placed[uri] = (index, encoding, placed)
         return diagnostics
 
     def forget(self, uri: str) -> None:
         self._converted.pop(uri, None)
+        self._placed.pop(uri, None)
 
 
 def converter_with_reused_diagnostics() -> cattrs.Converter:
