@@ -6,6 +6,8 @@ builds everything afresh, so keeping never shows what building would not."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identity import reference_ids
 from citelsp.resolution.outcome import Outcome, Record
 from citelsp.spans import LineIndex
-from citelsp.verdict.decisions import Decision, DecisionStore
+from citelsp.verdict.decisions import Decision, DecisionStore, PermanentRejection
 from citelsp.workspace import Workspace
 from citelsp.workspace.findings import Findings
 from citelsp.workspace.verification import Results
@@ -359,3 +361,51 @@ def test_diagnostics_of_an_unchanged_text_convert_only_the_new_findings(tmp_path
     assert second == converted(Diagnostics(), index)  # what converting afresh gives
     converted(converter, Counted(text))  # another text (the same here): placed again
     assert len(placed) >= 2 * len(second)
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
+        tmp_path, monkeypatch, seed):
+    """Edits (in place, inserted and deleted entries), arriving results, the verifier
+    looking at edited entries, decisions, settings, a cleared cache, in a random order: the
+    library and the paper show after each what a fresh build shows."""
+    rng = random.Random(seed)
+    pub = Published(tmp_path, monkeypatch, paper=True)
+    ws = pub.ws
+    texts = {i: entry(i) for i in range(ENTRIES)}
+
+    def write() -> None:
+        ws.open(pub.bib, "".join(texts[i] for i in sorted(texts)))
+
+    for _step in range(60):
+        action = rng.choice(["edit", "edit", "insert", "delete", "result", "result", "look",
+                             "decide", "minimum", "clear"])
+        if action == "edit" and texts:
+            i = rng.choice(sorted(texts))
+            texts[i] = entry(i, title=f"Work number {i}{'!' * rng.randint(0, 3)}",
+                             journal=rng.choice(["Journal of Work", "J. Work"]))
+            write()
+        elif action == "insert":
+            i = rng.randint(ENTRIES, 3 * ENTRIES)
+            texts[i] = entry(i)
+            write()
+        elif action == "delete" and texts:
+            del texts[rng.choice(sorted(texts))]
+            write()
+        elif action == "result" and (refs := pub.refs()):
+            for ref in rng.sample(refs, min(len(refs), rng.randint(1, 5))):
+                pub.resolve(ref, rng.choice(["clean", "refuted", "missing"]))
+        elif action == "look":  # the verifier's pass gives edited entries their identity
+            for ref in pub.refs():
+                ws.verifier.identity(ref)
+        elif action == "decide" and (refs := pub.refs()):
+            ref = rng.choice(refs)
+            with contextlib.suppress(PermanentRejection):
+                ws.record(Decision(ref.key, ws.decision_identity(ref),
+                                   rng.choice(["verified", "rejected"])))
+        elif action == "minimum":
+            await ws.configure(replace(ws.settings, min_priority=rng.choice(["P0", "P2", "P3"])))
+        elif action == "clear":
+            ws.clear_cache()
+        for uri in (pub.bib, pub.uris["paper.md"]):
+            pub.publish(uri)
