@@ -531,21 +531,21 @@ async def test_commands_checklist_export_reverify_and_clear_cache(workspace, env
         report = json.loads((workspace / ".citelsp" / "report.json").read_text())
         assert exported["format"] == "json" and report["summaries"]
 
-        before = api.count(path_contains=FAKE_DOI)
+        before = api.asked(path_contains=FAKE_DOI)
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command="citelsp.reverify", arguments=["fake"]))
 
         async def asked_again(part: str, before: int) -> None:
             """Until the service is asked again (the verdicts it gives are those shown
-            already, so no new diagnostics need come). Polled: waiting for progress
-            missed a lookup whose progress had all come before the wait began."""
-            while api.count(path_contains=part) <= before:
+            already, so no new diagnostics need come), alone or in a batch: a count of
+            request paths missed a DOI asked in a batch's query."""
+            while api.asked(path_contains=part) <= before:
                 await asyncio.sleep(0.05)
 
         await asyncio.wait_for(asked_again(FAKE_DOI, before), 30)
         await wait_until(lsp, verified(bib, "fake"))
 
-        before = api.count(path_contains="s42256")
+        before = api.asked(path_contains="s42256")
         await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command="citelsp.clearCache", arguments=[]))
         await asyncio.wait_for(asked_again("s42256", before), 30)
@@ -648,3 +648,28 @@ async def test_offline_shows_cached_verdicts_and_one_message(workspace, env, api
         assert "citelsp: offline — 1 reference not checked" in [
             m.message for m in lsp.log_messages]
     assert len(api.requests) == before
+
+
+async def test_clear_cache_keeps_a_cache_the_team_shares(workspace, env, api, postgres_url):
+    """The editor's "clear cache" on a shared (PostgreSQL) cache looks the references up again
+    and leaves the team's answers stored: one writer's command must not empty everybody's."""
+    psycopg = pytest.importorskip("psycopg")
+    shared_env = {**env, "CITELSP_CACHE_URL": postgres_url}
+    async with lsp_session(workspace, shared_env) as lsp:
+        bib = open_file(lsp, workspace / "refs.bib", "bibtex")
+        await wait_until(lsp, verified(bib, "fake", "invented", "down"))
+        with psycopg.connect(postgres_url) as conn:
+            stored = conn.execute("SELECT count(*) FROM citelsp_answers").fetchone()[0]
+        assert stored > 0
+        before = api.asked(path_contains="s42256")
+        done = await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="citelsp.clearCache", arguments=[]))
+        assert done["shared"] and not done["cleared"] and done["queued"] > 0
+        deadline = asyncio.get_running_loop().time() + 30
+        while api.asked(path_contains="s42256") <= before:  # looked up again, fresh
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.05)
+        await wait_until(lsp, verified(bib, "fake"))
+        with psycopg.connect(postgres_url) as conn:
+            kept = conn.execute("SELECT count(*) FROM citelsp_answers").fetchone()[0]
+        assert kept >= stored

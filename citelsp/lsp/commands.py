@@ -14,6 +14,8 @@ from citelsp.verdict.decisions import Decision, DecisionsRefused, PermanentRejec
 from citelsp.workspace.fixes import CREATE_ENTRY, DECIDE, OPEN_URL, REVERIFY
 
 CLEAR_CACHE = "citelsp.clearCache"
+SHARED_CACHE_KEPT = ("citelsp: the answer cache is shared with your team, so it was kept; "
+                     "{} ('citelsp cache clear' empties it for everyone)")
 SHOW_CHECKLIST = "citelsp.showChecklist"
 EXPORT_REPORT = "citelsp.exportReport"
 REPORT_SUFFIX = {"json": "json", "sarif": "sarif", "markdown": "md", "text": "txt",
@@ -77,8 +79,14 @@ def reverify(ls: CitelspServer, *args):
 
 
 def clear_cache(ls: CitelspServer, *args):
-    ls.ws.clear_cache()
+    queued = ls.ws.clear_cache()
     ls.publish_open()
+    if queued is not None:
+        done = (f"{queued} reference(s) are being looked up again, and their fresh answers "
+                "replace the shared ones") if queued else "nothing can be looked up offline"
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Info, message=SHARED_CACHE_KEPT.format(done)))
+        return {"cleared": False, "shared": True, "queued": queued}
     ls.schedule_verification()
     return {"cleared": True}
 

@@ -223,6 +223,11 @@ class AnswerCache:
             self._cache = None
 
     @property
+    def shared(self) -> bool:
+        """The cache is a database other writers' processes use too (``citelsp.cacheUrl``)."""
+        return self._url is not None
+
+    @property
     def where(self) -> str:
         """The directory, or the database URL without its password."""
         return str(self._directory) if not self._url else getattr(self._cache, "where", "")

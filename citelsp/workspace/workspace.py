@@ -470,11 +470,18 @@ class Workspace:
         self.verifier.back_online()
         return len(refs) if self.verifier.reverify(refs) else 0
 
-    def clear_cache(self) -> None:
-        """Forget every stored answer, on disk and in memory."""
-        if self.verifier.engine is not None:
-            self.verifier.engine.clear_cache()
+    def clear_cache(self) -> int | None:
+        """Forget every stored answer, on disk and in memory; None. A cache the team shares
+        is not emptied from one writer's editor (the team's answers and the requests they
+        cost would go with it): the open documents' references are looked up again instead,
+        and their fresh answers replace the shared ones; how many were queued."""
+        engine = self.verifier.engine
+        if engine is not None and engine.cache is not None and engine.cache.shared:
+            return self.reverify()
+        if engine is not None:
+            engine.clear_cache()
         self.verifier.forget()
+        return None
 
     async def new_entry(self, manuscript_uri: str, key: str, identifier: str) -> NewEntry:
         """An entry for ``key`` built from what a DOI or arXiv id names, for the manuscript's
