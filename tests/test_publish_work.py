@@ -409,3 +409,19 @@ async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
             ws.clear_cache()
         for uri in (pub.bib, pub.uris["paper.md"]):
             pub.publish(uri)
+
+
+async def test_a_reverify_of_everything_asks_for_what_the_editor_shows(tmp_path):
+    """Not every entry of a library a manuscript names: its uncited entries would be asked
+    for at the services' rate limits. Keys named are looked up wherever they are."""
+    (tmp_path / "refs.bib").write_text("".join(entry(i) for i in range(6)), encoding="utf-8")
+    paper = tmp_path / "paper.md"
+    paper.write_text("---\nbibliography: refs.bib\n---\nSee [@k1] and [@k4; @k1].\n",
+                     encoding="utf-8")
+    ws = Workspace(Settings(verify=False), [tmp_path])
+    ws.open(paper.as_uri(), paper.read_text(encoding="utf-8"))
+    ws.verifier.engine = Refuting()
+    assert ws.reverify() == 2
+    assert sorted(ref.key for ref in ws.verifier._queued.values()) == ["k1", "k4"]
+    assert ws.reverify({"k5"}) == 1
+    await asyncio.gather(*ws.verifier._workers)

@@ -446,9 +446,13 @@ class Workspace:
         return self.graph.entries(key)
 
     def reverify(self, keys: set[str] | None = None) -> int:
-        """Look the open documents' references (all, or those with ``keys``) up again now,
-        bypassing the cache; how many were queued (none offline)."""
-        refs = self.references(keys)
+        """Look references up again now, bypassing the cache: those the editor shows (the
+        open documents' cited ones and open bibliographies' entries, most urgent first), or
+        the entries with ``keys``; how many were queued (none offline). Not every entry of
+        a library the manuscript names: its 20,000 uncited entries would be asked for at
+        the services' rate limits, for hours."""
+        refs = list({id(ref): ref for ref in self.wanted()}.values()) if keys is None \
+            else self.references(keys)
         self.verifier.back_online()
         return len(refs) if self.verifier.reverify(refs) else 0
 
