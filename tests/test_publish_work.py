@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -363,12 +364,95 @@ def test_diagnostics_of_an_unchanged_text_convert_only_the_new_findings(tmp_path
     assert len(placed) >= 2 * len(second)
 
 
+class Orphaned:
+    """A workspace with the library and the paper open (no verification), which counts the
+    orphan hints it builds."""
+
+    def __init__(self, root: Path, monkeypatch) -> None:
+        self.root = root
+        (root / "refs.bib").write_text(BIB, encoding="utf-8")
+        (root / "paper.md").write_text(PAPER, encoding="utf-8")
+        self.bib = (root / "refs.bib").resolve().as_uri()
+        self.paper = (root / "paper.md").resolve().as_uri()
+        self.ws = Workspace(Settings(verify=False), [root])
+        self.ws.open(self.bib, BIB)
+        self.ws.open(self.paper, PAPER)
+        self.built: list[str] = []
+        checks = self.ws.checks.citations
+        build = checks._orphan
+
+        def counted(ref, span, message=None):
+            self.built.append(ref.key)
+            return build(ref, span, message)
+
+        monkeypatch.setattr(checks, "_orphan", counted)
+
+    def hints(self) -> list:
+        """The library's local problems, checked against a fresh build; what they built
+        is in ``built`` until the next call."""
+        found = self.ws.local_problems(self.bib)
+        assert _shown(found) == _shown(afresh(self.ws, self.root).local_problems(self.bib))
+        return found
+
+    def edit(self, uri: str, text: str) -> None:
+        self.built.clear()
+        self.ws.open(uri, text)
+
+
+CITED = {"k3", "k20", "k30"}
+
+
+def test_a_manuscript_keystroke_that_keeps_its_citations_keeps_the_librarys_hints(
+        tmp_path, monkeypatch):
+    lib = Orphaned(tmp_path, monkeypatch)
+    before = lib.hints()
+    assert {p.key for p in before} == {f"k{i}" for i in range(ENTRIES)} - CITED
+    published = lib.ws.problems(lib.bib)
+    lib.edit(lib.paper, PAPER.replace("then", "and then"))
+    assert lib.hints() is before and lib.built == []  # the same list: nothing to re-send
+    assert lib.ws.problems(lib.bib) is published
+
+
+def test_citing_a_key_no_entry_has_keeps_the_librarys_hints(tmp_path, monkeypatch):
+    lib = Orphaned(tmp_path, monkeypatch)
+    before = lib.hints()
+    for typed in ("@nosuch", "@nosuchkey"):  # typed letter by letter: dangling each time
+        lib.edit(lib.paper, PAPER + f"Also {typed}.\n")
+        assert lib.hints() is before and lib.built == []
+
+
+def test_citing_another_entry_updates_the_librarys_hints(tmp_path, monkeypatch):
+    lib = Orphaned(tmp_path, monkeypatch)
+    lib.hints()
+    lib.edit(lib.paper, PAPER.replace("@k30", "@k31"))
+    keys = {p.key for p in lib.hints()}
+    assert "k30" in keys and "k31" not in keys
+    assert lib.built == ["k30"]  # the other hints are kept
+
+
+def test_an_edit_of_the_library_moves_the_hints_below_it_and_builds_the_edited_one(
+        tmp_path, monkeypatch):
+    lib = Orphaned(tmp_path, monkeypatch)
+    before = lib.hints()
+    edited = BIB.replace("Work number 10}", "Work number 10, revised}")
+    lib.edit(lib.bib, edited)
+    after = lib.hints()
+    below = [f"k{i}" for i in range(11, ENTRIES) if f"k{i}" not in CITED]
+    assert sorted(lib.built) == sorted(["k10", *below])
+    above = [p for p in before if p.key in {f"k{i}" for i in range(10)}]
+    assert after[:len(above)] == above and all(map(operator.is_, after, above))
+    lib.edit(lib.bib, edited.replace(entry(5), ""))  # an entry deleted: its hint goes
+    assert "k5" not in {p.key for p in lib.hints()}
+    assert lib.built == [f"k{i}" for i in range(6, ENTRIES) if f"k{i}" not in CITED]
+
+
 @pytest.mark.parametrize("seed", range(4))
 async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
         tmp_path, monkeypatch, seed):
-    """Edits (in place, inserted and deleted entries), arriving results, the verifier
-    looking at edited entries, decisions, settings, a cleared cache, in a random order: the
-    library and the paper show after each what a fresh build shows."""
+    """Edits (in place, inserted and deleted entries, a ``crossref`` parent named), the paper
+    citing other keys (some no entry has), arriving results, the verifier looking at edited
+    entries, decisions, settings, a cleared cache, in a random order: the library and the
+    paper show after each what a fresh build shows."""
     rng = random.Random(seed)
     pub = Published(tmp_path, monkeypatch, paper=True)
     ws = pub.ws
@@ -378,8 +462,8 @@ async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
         ws.open(pub.bib, "".join(texts[i] for i in sorted(texts)))
 
     for _step in range(60):
-        action = rng.choice(["edit", "edit", "insert", "delete", "result", "result", "look",
-                             "decide", "minimum", "clear"])
+        action = rng.choice(["edit", "edit", "insert", "delete", "crossref", "cite", "cite",
+                             "result", "result", "look", "decide", "minimum", "clear"])
         if action == "edit" and texts:
             i = rng.choice(sorted(texts))
             texts[i] = entry(i, title=f"Work number {i}{'!' * rng.randint(0, 3)}",
@@ -392,6 +476,16 @@ async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
         elif action == "delete" and texts:
             del texts[rng.choice(sorted(texts))]
             write()
+        elif action == "crossref" and texts:
+            i = rng.choice(sorted(texts))
+            texts[i] = entry(i).replace("  year", f"  crossref = {{k{rng.randrange(ENTRIES)}}},"
+                                                  "\n  year")
+            write()
+        elif action == "cite":  # the paper cites other keys, or one typed letter by letter
+            keys = rng.sample([f"k{i}" for i in range(ENTRIES)] + ["k", "nosuch"],
+                              rng.randint(0, 4))
+            ws.open(pub.uris["paper.md"], PAPER.replace("@k30", " ".join(
+                f"@{k}" for k in keys) or "nothing"))
         elif action == "result" and (refs := pub.refs()):
             for ref in rng.sample(refs, min(len(refs), rng.randint(1, 5))):
                 pub.resolve(ref, rng.choice(["clean", "refuted", "missing"]))
@@ -407,8 +501,10 @@ async def test_any_sequence_of_changes_shows_what_building_afresh_shows(
             await ws.configure(replace(ws.settings, min_priority=rng.choice(["P0", "P2", "P3"])))
         elif action == "clear":
             ws.clear_cache()
+        fresh = afresh(ws, tmp_path)
         for uri in (pub.bib, pub.uris["paper.md"]):
             pub.publish(uri)
+            assert _shown(ws.local_problems(uri)) == _shown(fresh.local_problems(uri))
 
 
 async def test_a_reverify_of_everything_asks_for_what_the_editor_shows(tmp_path):

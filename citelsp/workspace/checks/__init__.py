@@ -12,7 +12,11 @@ from __future__ import annotations
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import Bibliography, Manuscript, Problem
 from citelsp.documents.parse import Document
-from citelsp.workspace.checks.citations import CitationChecks, how_to_name_a_bibliography
+from citelsp.workspace.checks.citations import (
+    CitationChecks,
+    how_to_name_a_bibliography,
+    same_objects,
+)
 from citelsp.workspace.checks.entries import EntryIndex
 from citelsp.workspace.checks.groups import MAX_RELATED
 from citelsp.workspace.graph import CitationGraph
@@ -28,6 +32,8 @@ class LocalChecks:
         self.citations = CitationChecks(graph)
         self._indexes: dict[tuple[str, ...], EntryIndex] = {}
         """Co-used bibliography URIs → the index of their entries."""
+        self._found: dict[str, tuple[tuple, list[Problem]]] = {}
+        """Bibliography URI → its problems, with the parse and the lists they joined."""
 
     def parsed(self, doc: Document) -> None:
         """A document was parsed again: the indexes that cover it take in the entries the
@@ -41,6 +47,8 @@ class LocalChecks:
         """Drop the indexes that cover ``uri`` (closed); they are rebuilt if needed again."""
         for uris in [k for k in self._indexes if uri in k]:
             del self._indexes[uris]
+        self.citations.forget(uri)
+        self._found.pop(uri, None)
 
     def problems(self, doc: Document) -> list[Problem]:
         """Every local problem of one document: its parse problems plus the cross-document
@@ -55,7 +63,14 @@ class LocalChecks:
             return problems
         if doc.uri in self.graph.in_tex_trees:  # IEEEabrv.bib: TeX's file, not the writer's
             return []
-        return list(doc.problems) + self.bibliography_problems(doc)
+        with paused_gc():  # thousands of small lists must not trigger full collections
+            parts = (doc, self._entry_problems(doc), self.citations.orphans(doc))
+            found = self._found.get(doc.uri)
+            if found is not None and same_objects(found[0], parts):
+                return found[1]  # the same list: the server does not send it again
+            problems = list(doc.problems) + parts[1] + parts[2]
+        self._found[doc.uri] = (parts, problems)
+        return problems
 
     def bibliography_problems(self, bib: Bibliography) -> list[Problem]:
         with paused_gc():  # thousands of small lists must not trigger full collections

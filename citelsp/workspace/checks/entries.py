@@ -34,6 +34,10 @@ class EntryIndex:
         """URI → its entries with a ``crossref``, whose parent must be among the entries."""
         self._absorbed: dict[str, Bibliography] = {}
         """URI → the parse its members are of."""
+        self._state = 0
+        """Counts the parses taken in: a new one may move entries (and spans in findings)."""
+        self._found: dict[str, tuple[int, list[Problem]]] = {}
+        """URI → its findings and the state they were made in."""
 
     def update(self, bibliographies: Iterable[Bibliography]) -> None:
         """Make the index hold exactly these bibliographies' entries."""
@@ -43,6 +47,8 @@ class EntryIndex:
             for ref in self.members.pop(uri).values():
                 self._remove(ref)
             self._absorbed.pop(uri, None)
+            self._found.pop(uri, None)
+            self._state += 1
         for bib in bibliographies:
             self.absorb(bib)
 
@@ -52,6 +58,7 @@ class EntryIndex:
         held = self._absorbed.get(bib.uri)
         if held is bib:
             return
+        self._state += 1
         members = self.members.setdefault(bib.uri, {})
         delta = bib.delta if isinstance(bib, BibtexBibliography) else None
         if delta is not None and isinstance(held, BibtexBibliography) and (
@@ -88,9 +95,13 @@ class EntryIndex:
                 found.pop(id(ref), None)
 
     def problems(self, bib: Bibliography) -> list[Problem]:
-        """The findings on ``bib``'s entries (it must be one of those updated)."""
+        """The findings on ``bib``'s entries (it must be one of those updated); the same list
+        while no parse was taken in (an edit elsewhere re-sends none of them)."""
+        found = self._found.get(bib.uri)
+        if found is not None and found[0] == self._state:
+            return found[1]
         own = self.members.get(bib.uri, {})
-        return (
+        problems = (
             self.keys.problems(own)
             + self.works.problems(own)
             + [p for r in in_order(self.flagged.get(bib.uri, {}).values())
@@ -98,3 +109,5 @@ class EntryIndex:
             + undefined_crossrefs(in_order(self.children.get(bib.uri, {}).values()),
                                   self.keys.defines)
         )
+        self._found[bib.uri] = (self._state, problems)
+        return problems
