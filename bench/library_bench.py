@@ -168,7 +168,8 @@ class Unconnected(CitelspServer):
 
     encoding = types.PositionEncodingKind.Utf16
 
-    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
+    def send_diagnostics(self, uri: str, version: int | None,
+                         diagnostics: list[types.Diagnostic]) -> None:
         pass
 
 

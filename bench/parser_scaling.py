@@ -29,16 +29,14 @@ from citelsp.documents.manuscript import front_matter
 from citelsp.documents.markers import parse_markers
 from citelsp.documents.pandoc import code_regions, mask, parse_pandoc
 from citelsp.lsp.convert import (
+    Diagnostics,
     LineIndexes,
-    converter_with_reused_diagnostics,
     lsp_diagnostic,
     lsp_range,
 )
 from citelsp.spans import Span
 from citelsp.workspace import Workspace
 from citelsp.workspace.checks import EntryIndex
-
-CONVERTER = converter_with_reused_diagnostics()
 
 
 def bibitems(n: int) -> str:
@@ -126,7 +124,7 @@ def publish(text: str) -> None:
 
     diagnostics = [lsp_diagnostic(p, range_for(uri, p.span), range_for)
                    for p in ws.problems(uri)]
-    json.dumps(CONVERTER.unstructure(diagnostics))
+    Diagnostics().params_json(uri, None, diagnostics)
 
 
 def timed(work: Callable[[str], object], text: str) -> float:

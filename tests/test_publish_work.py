@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import operator
 import random
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
+from pygls.protocol import default_converter
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
-from citelsp.lsp.convert import Diagnostics
+from citelsp.lsp.convert import Diagnostics, lsp_position
+from citelsp.lsp.session import CitelspServer
 from citelsp.resolution.asking import Resolution
 from citelsp.resolution.identity import reference_ids
 from citelsp.resolution.outcome import Outcome, Record
@@ -521,3 +525,108 @@ async def test_a_reverify_of_everything_asks_for_what_the_editor_shows(tmp_path)
     assert sorted(ref.key for ref in ws.verifier._queued.values()) == ["k1", "k4"]
     assert ws.reverify({"k5"}) == 1
     await asyncio.gather(*ws.verifier._workers)
+
+
+class Server(CitelspServer):
+    """The server without a client: what it would send is recorded, as the client reads it,
+    and publications run when the test says (no timers)."""
+
+    encoding = types.PositionEncodingKind.Utf16
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[dict] = []
+
+    def schedule_publish(self) -> None:
+        pass
+
+    def send_diagnostics(self, uri, version, diagnostics) -> None:
+        params = json.loads(self._diagnostics.params_json(uri, version, diagnostics))
+        expected = default_converter().unstructure(types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=diagnostics, version=version))
+        assert params == expected  # what pygls itself would have sent
+        self.sent.append(params)
+
+    def open_text(self, uri: str, language: str, text: str) -> None:
+        self.document_opened(types.TextDocumentItem(uri, language, 1, text))
+
+    def type_at(self, uri: str, offset: int, typed: str, version: int) -> None:
+        where = lsp_position(self.lines.of(uri, self.texts.get(uri)), offset, self.encoding)
+        self.text_changed(types.VersionedTextDocumentIdentifier(version=version, uri=uri), [
+            types.TextDocumentContentChangePartial(types.Range(where, where), typed)])
+
+    async def published(self) -> dict[str, dict]:
+        """What one publication of the open documents sent, by document, in order."""
+        self.sent.clear()
+        self.publish_open()
+        await self._publishing
+        return {p["uri"]: p for p in self.sent}
+
+
+def hint_keys(params: dict) -> set[str]:
+    return {d["message"].split("'")[1] for d in params["diagnostics"]
+            if d["code"] == "ORPHAN_REFERENCE"}
+
+
+@pytest.fixture
+async def server(tmp_path):
+    (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
+    (tmp_path / "paper.md").write_text(PAPER, encoding="utf-8")
+    server = Server()
+    server.ws.set_roots([tmp_path])
+    server.uris = {name: (tmp_path / name).resolve().as_uri() for name in ("refs.bib", "paper.md")}
+    server.open_text(server.uris["refs.bib"], "bibtex", BIB)
+    server.open_text(server.uris["paper.md"], "markdown", PAPER)
+    yield server
+    await server.ws.verifier.close()
+
+
+async def test_a_manuscript_keystroke_that_keeps_its_citations_re_sends_only_the_manuscript(
+        server):
+    bib, paper = server.uris["refs.bib"], server.uris["paper.md"]
+    first = await server.published()
+    assert hint_keys(first[bib]) == {f"k{i}" for i in range(ENTRIES)} - CITED
+    server.type_at(paper, PAPER.index("then"), "and ", 2)
+    assert list(await server.published()) == [paper]
+    server.type_at(paper, PAPER.index("then"), "@nosuch ", 3)  # a key no entry has
+    assert list(await server.published()) == [paper]
+
+
+async def test_a_manuscript_keystroke_that_cites_another_entry_re_sends_the_library(server):
+    bib, paper = server.uris["refs.bib"], server.uris["paper.md"]
+    await server.published()
+    server.type_at(paper, PAPER.index("@k30") + 4, "1", 2)  # @k30 → @k301: k30 is unused
+    sent = await server.published()
+    assert list(sent) == [paper, bib] and sent[paper]["version"] == 2
+    assert hint_keys(sent[bib]) == {f"k{i}" for i in range(ENTRIES)} - {"k3", "k20"}
+    assert sent[bib]["version"] == 1  # the library's text did not change
+
+
+async def test_a_library_edit_re_sends_it_with_the_hints_below_moved(server):
+    bib = server.uris["refs.bib"]
+    await server.published()
+    at = BIB.index("Work number 10}")
+    server.type_at(bib, at, "x", 2)
+    sent = await server.published()
+    assert list(sent)[0] == bib and sent[bib]["version"] == 2  # the edited document first
+    fresh = Diagnostics().convert(bib, server.ws.problems(bib), LineIndex(
+        BIB[:at] + "x" + BIB[at:]), server.encoding, server.range_for)
+    assert sent[bib]["diagnostics"] == [default_converter().unstructure(d) for d in fresh]
+
+
+async def test_a_document_edited_while_others_wait_is_published_for_its_new_text(server):
+    bib, paper = server.uris["refs.bib"], server.uris["paper.md"]
+    await server.published()
+    send = server.send_diagnostics
+
+    def typed_meanwhile(uri, version, diagnostics):
+        send(uri, version, diagnostics)
+        if uri == paper and server.texts.get(bib) == BIB:  # the library changes meanwhile
+            server.type_at(bib, BIB.index("Work number 10}"), "x", 2)
+            server.publish_open()
+
+    server.send_diagnostics = typed_meanwhile
+    server.type_at(paper, PAPER.index("@k30") + 4, "1", 2)
+    await server.published()
+    sent = [(p["uri"], p["version"]) for p in server.sent]
+    assert sent[:2] == [(paper, 2), (bib, 2)] and (bib, 1) not in sent

@@ -4,11 +4,10 @@ edits, and each feature's answer (``citelsp.workspace``) → its LSP type."""
 
 from __future__ import annotations
 
+import json
 import logging
-import weakref
 from collections.abc import Callable, Iterable
 
-import cattrs
 from lsprotocol import types
 from pygls.protocol import default_converter
 
@@ -107,6 +106,8 @@ RangeFor = Callable[[str, Span], types.Range | None]
 """(uri, span) → range in that document, or None when the document cannot be read."""
 
 _TAGS = {"ORPHAN_REFERENCE": [types.DiagnosticTag.Unnecessary]}
+_CONVERTER = default_converter()
+"""pygls's converter: a diagnostic's JSON is what pygls would send."""
 
 
 def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -> types.Diagnostic:
@@ -133,15 +134,17 @@ def lsp_diagnostic(problem: Problem, range_: types.Range, range_for: RangeFor) -
 class Diagnostics:
     """Each document's problems → its diagnostics, reusing the last publication's object when
     a problem and its line did not change (an edit shifts offsets, not most lines: 8,000
-    hints stay cheap, and ``converter_with_reused_diagnostics`` serializes each once). While
-    the text is the same, a problem object published before is not placed on a line again:
-    a publication after a few verdicts arrived converts those, not the library's findings."""
+    hints stay cheap, and ``params_json`` serializes each once). While the text is the same,
+    a problem object published before is not placed on a line again: a publication after a
+    few verdicts arrived converts those, not the library's findings."""
 
     def __init__(self) -> None:
         self._converted: dict[str, dict[tuple, types.Diagnostic]] = {}
         self._placed: dict[str, tuple[LineIndex, str, dict[int, tuple]]] = {}
         """uri → the line index and encoding of its last publication, and id(problem) →
         (problem, its key in ``_converted``, its diagnostic) for each problem published."""
+        self._json: dict[str, dict[int, tuple[types.Diagnostic, str]]] = {}
+        """uri → id(diagnostic) → (diagnostic, its JSON) for its last publication."""
 
     def convert(self, uri: str, problems: Iterable[Problem], index: LineIndex, encoding: str,
                 range_for: RangeFor) -> list[types.Diagnostic]:
@@ -177,32 +180,27 @@ class Diagnostics:
         self._placed[uri] = (index, encoding, placed)
         return diagnostics
 
+    def params_json(self, uri: str, version: int | None,
+                    diagnostics: list[types.Diagnostic]) -> str:
+        """``PublishDiagnosticsParams`` as JSON, each diagnostic serialized once while it is
+        published: a library edit re-sends thousands of unchanged hints, and serializing them
+        again (cattrs, then ``json``) was most of the cost of its re-publish."""
+        held = self._json.get(uri, {})
+        texts: dict[int, tuple[types.Diagnostic, str]] = {}
+        for d in diagnostics:
+            hit = held.get(id(d))
+            if hit is None or hit[0] is not d:
+                hit = (d, json.dumps(_CONVERTER.unstructure(d, types.Diagnostic)))
+            texts[id(d)] = hit
+        self._json[uri] = texts
+        shown = "" if version is None else f'"version":{int(version)},'
+        return (f'{{"uri":{json.dumps(uri)},{shown}"diagnostics":['
+                + ",".join(texts[id(d)][1] for d in diagnostics) + "]}")
+
     def forget(self, uri: str) -> None:
         self._converted.pop(uri, None)
         self._placed.pop(uri, None)
-
-
-def converter_with_reused_diagnostics() -> cattrs.Converter:
-    """pygls's converter, remembering the JSON form of each Diagnostic object.
-
-    The server re-sends unchanged diagnostics as the same objects (a library edit re-sends
-    thousands of orphan hints); serializing them again dominated the cost of a re-publish.
-    """
-    converter = default_converter()
-    plain = converter.get_unstructure_hook(types.Diagnostic)
-    memo: dict[int, tuple[weakref.ref, dict]] = {}
-
-    def unstructure(diagnostic: types.Diagnostic) -> dict:
-        key = id(diagnostic)
-        hit = memo.get(key)
-        if hit is not None and hit[0]() is diagnostic:
-            return hit[1]
-        value = plain(diagnostic)
-        memo[key] = (weakref.ref(diagnostic, lambda _ref: memo.pop(key, None)), value)
-        return value
-
-    converter.register_unstructure_hook(types.Diagnostic, unstructure)
-    return converter
+        self._json.pop(uri, None)
 
 
 # -- feature answers ----------------------------------------------------------------------

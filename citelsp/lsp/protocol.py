@@ -1,10 +1,14 @@
 """pygls's protocol with three corrections: a request whose params cannot be read gets the
 JSON-RPC error response it is owed (-32602) instead of silence; open documents' text is
 kept by ``OpenTexts`` (LSP line endings, applied in order) instead of pygls's workspace; and
-``exit`` without ``shutdown`` exits with status 1, as the specification asks."""
+``exit`` without ``shutdown`` exits with status 1, as the specification asks. Diagnostics go
+out as JSON the server keeps (``notify_json``)."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import logging
 from typing import Any
 
@@ -40,6 +44,26 @@ class CitelspProtocol(LanguageServerProtocol):
         if isinstance(message, _Answered):
             return
         super().handle_message(message)
+
+    def notify_json(self, method: str, params: str) -> None:
+        """Send a notification whose ``params`` are JSON already (pygls's ``notify`` takes
+        objects and serializes them whole): the server keeps each diagnostic's JSON and
+        re-sends a library's unchanged hints without serializing them again."""
+        if self.writer is None:
+            log.error("cannot send %s: no transport", method)
+            return
+        body = (f'{{"jsonrpc":"{self.VERSION}","method":{json.dumps(method)},'
+                f'"params":{params}}}').encode(self.CHARSET)
+        if self._include_headers:
+            body = (f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; "
+                    f"charset={self.CHARSET}\r\n\r\n").encode("ascii") + body
+        try:
+            written = self.writer.write(body)
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
+        except BrokenPipeError:
+            log.exception("cannot send %s: the client is gone", method)
+            raise
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args):

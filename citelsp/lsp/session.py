@@ -12,12 +12,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from citelsp import __version__
+from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.parse import Document
 from citelsp.files import OutsideWorkspace, write_inside
 from citelsp.lsp.convert import (
     Diagnostics,
     LineIndexes,
-    converter_with_reused_diagnostics,
     lsp_range,
     lsp_workspace_edit,
     offset_at,
@@ -36,6 +36,11 @@ RESULTS_PUBLISH_MS = 1000
 """How often arriving verdicts re-publish: often enough to feel live, rarely enough that
 publishing never crowds out hovers and completions while hundreds of lookups run."""
 
+OTHERS_AFTER_S = 0.01
+"""The pause after publishing the document being edited, before the others: pygls reads a
+message a line at a time in a thread, so a request sent with the keystroke needs a few
+event-loop turns to arrive; without the pause it waited behind a library's re-publish."""
+
 log = logging.getLogger(__name__)
 
 
@@ -45,7 +50,7 @@ class CitelspServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "citelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            converter_factory=converter_with_reused_diagnostics, protocol_cls=CitelspProtocol,
+            protocol_cls=CitelspProtocol,
         )
         self.progress = ServerListener(self)
         self.ws = Workspace(listener=self.progress)
@@ -121,11 +126,15 @@ class CitelspServer(LanguageServer):
         if self._published.get(uri) == signature:
             return  # nothing changed for this document: don't re-send thousands of hints
         self._published[uri] = signature
-        diagnostics = self._diagnostics.convert(uri, problems, self.lines.of(uri, doc.text),
-                                                self.encoding, self.range_for)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
-        )
+        with paused_gc():  # thousands of small objects: no collection of the whole heap
+            diagnostics = self._diagnostics.convert(uri, problems, self.lines.of(uri, doc.text),
+                                                    self.encoding, self.range_for)
+            self.send_diagnostics(uri, version, diagnostics)
+
+    def send_diagnostics(self, uri: str, version: int | None,
+                         diagnostics: list[types.Diagnostic]) -> None:
+        self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  self._diagnostics.params_json(uri, version, diagnostics))
 
     def write_report(self, name: str, text: str) -> Path | None:
         """``.citelsp/NAME`` at the workspace root, written; None, with a warning to the
@@ -142,7 +151,9 @@ class CitelspServer(LanguageServer):
     def publish_open(self) -> None:
         """Re-publish every open document (a change to one can change another's findings).
 
-        One document per event-loop turn, so requests (hover, completion) interleave.
+        The document being edited first; the others after a pause that lets a request sent
+        with the keystroke (a completion) be read and answered first, then one per
+        event-loop turn, so requests (hover, completion) interleave.
         """
         if self._publishing is not None and not self._publishing.done():
             self._publish_again = True
@@ -154,12 +165,15 @@ class CitelspServer(LanguageServer):
             self._publish_again = False
             self.parse_pending()
             focus = self.ws.focus[0] if self.ws.focus else None
-            for uri in sorted(self.ws.open_uris(), key=lambda u: u != focus):
+            for n, uri in enumerate(sorted(self.ws.open_uris(), key=lambda u: u != focus)):
+                if n:
+                    await asyncio.sleep(OTHERS_AFTER_S if n == 1 else 0)
+                    if uri in self._unparsed:
+                        continue  # edited meanwhile: the next round publishes its new text
                 try:
                     self.publish(uri)
                 except Exception:  # one document must never stop the others' diagnostics
                     log.exception("cannot publish %s", uri)
-                await asyncio.sleep(0)
             if not self._publish_again:
                 self.read_workspace_soon()
                 return

@@ -58,6 +58,8 @@ class CitationChecks:
         self.graph = graph
         self._held: dict[str, _Orphans] = {}
         """Bibliography URI → its orphan hints, with what they were worked out from."""
+        self._folded: dict[str, tuple[Bibliography, set[str]]] = {}
+        """Bibliography URI → its entries' keys casefolded, with the parse they are of."""
 
     def unreadable_bibliographies(self, manuscript: Manuscript) -> list[Problem]:
         """A named bibliography that cannot be read, where its name is written."""
@@ -163,6 +165,9 @@ class CitationChecks:
             cited |= keys
         co_used = self.graph.co_used(bib)
         held = self._held.get(bib.uri)
+        if held is not None and held.cited != cited and held.bib is bib and same_objects(
+                held.co_used, co_used) and not self._name_entries(held.cited ^ cited, co_used):
+            held = self._held[bib.uri] = held._replace(cited=cited)  # "@smi", "@smit", …
         if held is not None and same_objects(held.co_used[1:], co_used[1:]) and (
                 held.cited == cited):
             if held.bib is bib:
@@ -222,9 +227,26 @@ class CitationChecks:
                 problems.insert(at, self._orphan(r, r.key_span))
         return _Orphans(bib, held.co_used, cited, named, refs, problems)
 
+    def _name_entries(self, keys: set[str], bibliographies: list[Bibliography]) -> bool:
+        """Whether one of ``keys`` is a key, a key in another letter case (a ``crossref``
+        names its parent so) or an ``ids`` alias of an entry of ``bibliographies``."""
+        folded = {k.casefold() for k in keys}
+        for b in bibliographies:
+            if any(k in self.graph.key_index(b) or k in self.graph.alias_index(b)
+                   for k in keys) or not folded.isdisjoint(self._folded_keys(b)):
+                return True
+        return False
+
+    def _folded_keys(self, bib: Bibliography) -> set[str]:
+        held = self._folded.get(bib.uri)
+        if held is None or held[0] is not bib:
+            held = self._folded[bib.uri] = (bib, {r.key.casefold() for r in bib.references})
+        return held[1]
+
     def forget(self, uri: str) -> None:
         """``uri`` closed: its orphan hints are worked out afresh if it is opened again."""
         self._held.pop(uri, None)
+        self._folded.pop(uri, None)
 
     def _orphan(self, ref: Reference, span: Span, message: str | None = None) -> Problem:
         """The orphan hint of one entry, whose key is at ``span``."""
