@@ -284,7 +284,8 @@ class Workspace:
 
     def local_problems(self, uri: str) -> list[Problem]:
         """Local findings of one document, recomputed only when the corpus changed (the
-        same list object until then)."""
+        same list object until then, and after it for a bibliography whose entries, co-used
+        bibliographies and cited keys stayed: ``LocalChecks``)."""
         memo = self._local.get(uri)
         if memo is not None and memo[0] == self.corpus.generation:
             return memo[1]

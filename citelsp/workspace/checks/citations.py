@@ -217,9 +217,12 @@ class CitationChecks:
             else:
                 hi = mid
         shift = len(bib.text) - len(held.bib.text)
+        moved = kept[lo:]
+        if moved and any(p.span.shifted(shift) != r.key_span for r, p in (moved[0], moved[-1])):
+            return None  # not one edit that moved every entry after it alike: look at all
         refs = [r for r, _ in kept]
         problems = [p for _, p in kept[:lo]] + [
-            self._orphan(r, p.span.shifted(shift), p.message) for r, p in kept[lo:]]
+            self._orphan(r, p.span.shifted(shift), p.message) for r, p in moved]
         for r in delta.added:
             if r.key not in cited and not _cited_by_alias(r, cited):
                 at = bisect.bisect(problems, r.key_span.start, key=lambda p: p.span.start)
