@@ -291,32 +291,3 @@ async def test_any_sequence_of_edits_keeps_what_a_pass_over_everything_holds(tmp
             await lib.settle()
             assert kept(lib.ws) == everything_wanted(lib.ws), step
             assert all(lib.ws.result(r) is not None for r in lib.ws.wanted()), step
-
-
-async def test_after_the_results_are_forgotten_every_wanted_entry_is_looked_up_again(tmp_path):
-    lib = Library(tmp_path)
-    lib.engine.offline = lib.ws.verifier.offline = True
-    await lib.settle()
-    assert lib.listener.said[-1] == f"offline — {ENTRIES} references not checked"
-    lib.ws.verifier.forget()  # the cache cleared
-    lib.engine.offline = lib.ws.verifier.offline = False
-    lib.engine.looked_up = []
-    await lib.settle()
-    assert sorted(lib.engine.looked_up) == sorted(f"k{i}" for i in range(ENTRIES))
-    assert lib.listener.said[-1] == ""  # every one checked now
-
-
-async def test_a_cancelled_queue_is_looked_up_again_by_the_next_pass(tmp_path):
-    lib = Library(tmp_path)
-    lib.engine.uncached = {f"Work number {i}" for i in range(ENTRIES)}
-    lib.engine.gate = asyncio.Event()
-    await lib.ws.want()
-    verifier = lib.ws.verifier
-    assert verifier._queued
-    verifier.cancel_all()  # the writer cancelled the progress
-    assert not verifier._queued and not verifier._running
-    lib.engine.gate.set()
-    lib.engine.resolved = []
-    await lib.settle()
-    assert sorted(lib.engine.resolved) == sorted(f"k{i}" for i in range(ENTRIES))
-    assert all(lib.ws.result(r) is not None for r in lib.ws.wanted())
