@@ -1,7 +1,7 @@
 """The four figures of an editor at library scale, each beside a machine-independent ratio.
 
 Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``keystroke``,
-``publish``, ``want``, ``reopen``, ``offline``, ``completion``). It prints:
+``publish``, ``reopen``, ``offline``, ``completion``). It prints:
 
 - ``open``: a generated 10,000-entry library (``bench/parse_bench.py``), ``didOpen`` → its first
   diagnostics from a real server over stdio (target ≤ 1 s);
@@ -12,12 +12,6 @@ Run: ``python bench/library_bench.py [--only NAME ...]`` (names: ``open``, ``key
   diagnostics): with nothing changed, after a one-character edit of one entry (the re-parse
   not counted), and after 50 new results arrived; each with the references it visited (the
   work should follow the change, not the library);
-- ``want``: the verifier's pass after a change (``Workspace.want``: what the open documents want
-  verified, which of it has a result, what is queued in which order) on a 20,000-entry library
-  whose every entry has a result (a fake engine answers each from its "cache"): with nothing
-  changed, after a one-character edit of one entry (the re-parse not counted; the edited entry's
-  new identity answered from the cache), and after a cursor move; each with the references the
-  pass visited where the code counts them (the work should follow the change, not the library);
 - ``reopen``: 1,000 HALLMARK references verified against the simulated index
   (``bench/editor_bench.py``), then a new server on the same cache: ``didOpen`` → the first run's
   final diagnostics (target ≤ 1 s); hover p99 while the first run verified (target ≤ 50 ms,
@@ -45,8 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import gc
 import logging
 import os
 import statistics
@@ -71,7 +63,7 @@ from citelsp.resolution.asking import Resolution  # noqa: E402
 from citelsp.resolution.identity import reference_ids  # noqa: E402
 from citelsp.resolution.outcome import Outcome, Record  # noqa: E402
 
-MEASURES = ("open", "keystroke", "publish", "want", "reopen", "offline", "completion")
+MEASURES = ("open", "keystroke", "publish", "reopen", "offline", "completion")
 
 
 def load() -> str:
@@ -242,93 +234,6 @@ async def publish_cost(entries: int) -> list[str]:
     return out
 
 
-class CachedEngine:
-    """An engine whose every reference is answered from its cache (``fake_resolution``):
-    the verifier's scheduling alone is measured."""
-
-    def __init__(self, settings) -> None:
-        self.settings = settings
-
-    @contextlib.contextmanager
-    def cached_pass(self):
-        yield
-
-    async def from_cache(self, ref) -> Resolution:
-        return fake_resolution(ref, 0)
-
-    async def resolve(self, ref, *, refresh: bool = False) -> Resolution:
-        return fake_resolution(ref, 0)
-
-    async def probe(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        pass
-
-
-async def want_cost(entries: int) -> list[str]:
-    """The verifier's pass on a library whose every entry has a result: unchanged, after a
-    one-character edit, after a cursor move."""
-    from citelsp.config import Settings
-    from citelsp.workspace import Workspace
-
-    library = parse_bench.generated_library(entries)
-    bare = bare_parse(library)
-    out = [f"{entries:,}-entry library, every entry with a result, the verifier's pass "
-           f"in-process ({len(library) / 1e6:.1f} MB; bare parse {bare.wall:.3f} s, CPU "
-           f"{bare.cpu:.3f} s; {load()})"]
-    with tempfile.TemporaryDirectory(prefix="citelsp-bench-") as tmp:
-        uri = (Path(tmp) / "library.bib").as_uri()
-        ws = Workspace(Settings(verify=False), [Path(tmp)])
-        ws.verifier.engine = CachedEngine(ws.settings)
-        ws.open(uri, library)
-        ws.focus = (uri, len(library) // 2)
-        gc.collect()
-        wall, cpu = await atimed(ws.want())
-        out.append(line(f"first pass ({len(ws.verifier.results):,} results)", wall, bare, "—",
-                        cpu=cpu))
-        offset = library.index("Effects", len(library) // 2)
-        text = library
-
-        async def measured(label: str, change: Callable[[int], object], runs: int) -> None:
-            walls, cpus, visits = [], [], []
-            for n in range(runs):
-                change(n)
-                gc.collect()  # the pass, not a collection a re-parse left pending
-                wall, cpu = await atimed(ws.want())
-                walls.append(wall)
-                cpus.append(cpu)
-                visits.append(getattr(ws.verifier, "visited", None))
-            out.append(line(f"{label}: want()", statistics.median(walls), bare, "∝ change",
-                            unit="ms", cpu=statistics.median(cpus)))
-            if visits[0] is not None:
-                out.append(f"    {statistics.median(visits):,.0f} references visited "
-                           f"(median of {runs})")
-
-        await measured("(a) nothing changed", lambda n: None, 9)
-
-        def edit(n: int) -> None:
-            nonlocal text
-            text = text[:offset + n] + "x" + text[offset + n:]
-            ws.open(uri, text)
-            ws.focus = (uri, offset + n)
-
-        await measured("(b) one-character edit", edit, parse_bench.EDITS)
-
-        def move(n: int) -> None:
-            ws.focus = (uri, (offset + 7919 * (n + 1) * 37) % len(text))
-
-        await measured("(c) cursor moved", move, 9)
-    return out
-
-
-async def atimed(work) -> tuple[float, float]:
-    """Wall and CPU seconds of awaiting ``work``."""
-    started, used = time.perf_counter(), time.process_time()
-    await work
-    return time.perf_counter() - started, time.process_time() - used
-
-
 async def reopen_and_hover(refs: int) -> list[str]:
     """editor_bench's first run and cached reopen, with 1,000 lookups once verified."""
     args = argparse.Namespace(refs=refs, delay=0.2, flawed=0.1, profile=None, probes=200,
@@ -493,7 +398,6 @@ def main(argv: list[str] | None = None) -> int:
         "open": lambda: asyncio.run(library_open(args.entries, edits=False)),
         "keystroke": lambda: asyncio.run(library_open(args.keystroke_entries, edits=True)),
         "publish": lambda: asyncio.run(publish_cost(args.keystroke_entries)),
-        "want": lambda: asyncio.run(want_cost(args.keystroke_entries)),
         "reopen": lambda: asyncio.run(reopen_and_hover(args.refs)),
         "offline": offline_check,
         "completion": lambda: asyncio.run(library_completion(args.completion_entries,

@@ -1,11 +1,9 @@
 """Verification state: resolutions by reference identity, the queue of lookups, and whether
 the network is worth asking.
 
-The editor says what it wants verified (``want``, a ``Wanted``): cached verdicts come at once,
+The editor asks for references most urgent first (``want``): cached verdicts come at once,
 live lookups are queued by how close their citations are to where the writer works, one
-resolution per identity. A pass after a keystroke takes in what changed (a replaced entry),
-not the whole library, and orders only what waits for a lookup. The command line asks for all
-of them and waits (``verify_now``).
+resolution per identity. The command line asks for all of them and waits (``verify_now``).
 The engine decides everything; this module only schedules it and remembers the answers, so
 handlers read ``result_for`` and never await the network.
 """
@@ -18,7 +16,7 @@ import itertools
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 from citelsp.config import Settings
 from citelsp.documents.model import Reference
@@ -130,41 +128,6 @@ class Results(dict[str, Resolution]):
         self._epoch += 1
 
 
-class Wanted:
-    """What a front end wants verified, as the verifier takes it in (``Verifier.want``)."""
-
-    def changes(self) -> tuple[Sequence[Reference], Sequence[Reference]] | None:
-        """The references no longer wanted and those newly wanted since the last call; None
-        when that cannot be told (then ``everything`` is compared with what was wanted)."""
-        return None
-
-    def everything(self) -> Iterable[Reference]:
-        raise NotImplementedError
-
-    def ordered(self, refs: Sequence[Reference]) -> list[Reference]:
-        """``refs`` (wanted ones) most urgent first."""
-        raise NotImplementedError
-
-
-class Listed(Wanted):
-    """References given as a list, most urgent first (the command line, a test)."""
-
-    def __init__(self, refs: Iterable[Reference]) -> None:
-        self.refs = list(refs)
-        self._place: dict[int, int] | None = None
-
-    def everything(self) -> Iterable[Reference]:
-        return self.refs
-
-    def ordered(self, refs: Sequence[Reference]) -> list[Reference]:
-        if self._place is None:
-            self._place = {}
-            for n, ref in enumerate(self.refs):
-                self._place.setdefault(id(ref), n)
-        place = self._place
-        return sorted(refs, key=lambda r: place.get(id(r), len(place)))
-
-
 class Listener:
     """What verification tells its front end as it goes; every hook may stay a no-op."""
 
@@ -209,31 +172,13 @@ class Verifier:
         self._want_lock = asyncio.Lock()
         self._passes: set[asyncio.Task] = set()
         self._status = ""
-        self._wanted: Wanted | None = None
-        self._requests = 0
+        self._wanted: list[Reference] = []
         self._unreachable_streak = 0
         self._told: set[str] = set()
-        self._source: Wanted | None = None
-        """What the wanted references were last taken in from."""
-        self._taken: dict[int, Reference] = {}
-        """id(reference) → every wanted reference."""
-        self._unnamed: dict[int, Reference] = {}
-        """The wanted references whose identity is not worked out yet."""
-        self._holders: dict[str, dict[int, Reference]] = {}
-        """Each wanted identity with its wanted references: two copies of one entry share
-        one resolution and count as two in the status."""
-        self._unsettled: set[str] = set()
-        """Wanted identities that may have no result, nor a lookup queued or running: newly
-        wanted, their result removed, their lookup cancelled or failed."""
-        self._seen: tuple[int, int] | None = None
-        """The position of ``results`` the last pass looked at."""
-        self._status_seen: tuple[int, int] | None = None
-        self._counted: dict[str, tuple[str, int]] = {}
-        """Wanted identities not checked: why, and how many entries hold each."""
-        self._kinds: dict[str, int] = {}
-        """Why (offline, outage, budget) → how many wanted entries are not checked."""
-        self.visited = 0
-        """References the last pass visited (what it cost)."""
+        self._wanted_ids: dict[str, Reference] = {}
+        """The identities of the last ``want``, with one reference each."""
+        self._entries: dict[str, int] = {}
+        """How many entries share each wanted identity (two copies of one entry)."""
         self._probing: asyncio.Task | None = None
         self._probe_delay = PROBE_FIRST_S
         self._status_timer: asyncio.TimerHandle | None = None
@@ -303,132 +248,66 @@ class Verifier:
 
     # -- scheduling ------------------------------------------------------------------------
 
-    async def want(self, refs: Wanted | Iterable[Reference]) -> None:
-        """Make sure every wanted reference (most urgent first) has or gets a resolution.
+    async def want(self, refs: Iterable[Reference]) -> None:
+        """Make sure every reference (most urgent first) has or gets a resolution.
 
         Work for identities no longer wanted (a deleted or edited entry) is cancelled.
         """
-        source = refs if isinstance(refs, Wanted) else Listed(refs)
-        self._wanted = source
-        self._requests += 1
-        request = self._requests
+        self._wanted = refs = list(refs)
         async with self._want_lock:  # one pass at a time; a newer request supersedes
-            if request == self._requests:
-                await self._want(source)
+            if refs is self._wanted:
+                await self._want(refs)
 
-    async def _want(self, source: Wanted) -> None:
+    async def _want(self, refs: list[Reference]) -> None:
         engine = self.engine
         if engine is None:
             return
-        self.visited = 0
-        self._take(source)
+        ordered: dict[str, Reference] = {}
+        entries: dict[str, set[int]] = {}
         turns = _Turns()
-        for key, ref in list(self._unnamed.items()):
+        for ref in refs:
             if turns.due():  # identities decode titles: stay responsive
                 await turns.give()
                 if self.engine is not engine:
-                    return  # the rest stay unnamed for the next pass
-            del self._unnamed[key]
-            self._hold(self.identity(ref), ref)
-            self.visited += 1
-        changed = self.results.changed_since(self._seen)
-        self._seen = self.results.position
-        if changed is None:  # cleared, or too far behind: any may have lost its result
-            self._unsettled.update(self._holders)
-        else:
-            self._unsettled.update(i for i in changed if i in self._holders)
-        todo = [i for i in self._unsettled if i in self._holders and i not in self.results
-                and i not in self._running and i not in self._queued]
-        self._unsettled.intersection_update(todo)
+                    return
+            identity = self.identity(ref)
+            ordered.setdefault(identity, ref)
+            entries.setdefault(identity, set()).add(id(ref))
+        self._wanted_ids = ordered
+        self._entries = {i: len(found) for i, found in entries.items()}
+        for identity in [i for i in self._queued if i not in ordered]:
+            self._queued.pop(identity, None)
+        for identity, task in list(self._running.items()):
+            if identity not in ordered:
+                task.cancel()
         with engine.cached_pass():  # a library opened for the first time: misses cost nothing
-            fresh_cached = await self._cached_pass(engine, self._in_order(source, todo))
+            fresh_cached = await self._cached_pass(engine, ordered)
         if fresh_cached is None:
             return  # reconfigured or shut down meanwhile
-        # Most urgent first: the queue follows the order of the request (not worked out
-        # while nothing waits: a cursor move then orders nothing).
-        queue = [(-1, next(self._seq), i, i in self._refresh)  # a re-verify of another
-                 for i in self._queued if i not in self._holders]
-        ranked = self._in_order(source, [i for i in self._queued if i in self._holders])
-        for rank, (identity, ref) in enumerate(ranked.items()):
-            self._queued[identity] = ref
-            queue.append((rank, next(self._seq), identity, identity in self._refresh))
-        heapq.heapify(queue)
-        self._queue = queue
+        # Most urgent first: the queue follows the order of this request.
+        self._queue = [(rank, next(self._seq), identity, identity in self._refresh)
+                       for rank, identity in enumerate(i for i in ordered if i in self._queued)]
+        self._queue += [(-1, next(self._seq), i, True) for i in self._refresh
+                        if i in self._queued and i not in ordered]
+        heapq.heapify(self._queue)
         if fresh_cached:
             self.listener.results_arrived(True)  # the cached pass is over: show it now
         self._say_status()
         self._start()
 
-    def _take(self, source: Wanted) -> None:
-        """Take in what ``source`` wants now: by its changes, else by comparing everything
-        it wants with what was wanted (a new source, a list)."""
-        changes = source.changes()
-        if source is not self._source or changes is None:
-            self._source = source
-            now = {id(r): r for r in source.everything()}
-            gone: Sequence[Reference] = [r for k, r in self._taken.items() if k not in now]
-            added: Sequence[Reference] = [r for k, r in now.items() if k not in self._taken]
-        else:
-            gone, added = changes
-        for ref in gone:
-            self._let_go(ref)
-        for ref in added:
-            if id(ref) not in self._taken:
-                self._taken[id(ref)] = self._unnamed[id(ref)] = ref
-        self.visited += len(gone) + len(added)
-
-    def _hold(self, identity: str, ref: Reference) -> None:
-        holders = self._holders.get(identity)
-        if holders is None:
-            holders = self._holders[identity] = {}
-            self._unsettled.add(identity)
-        holders[id(ref)] = ref
-        self._count(identity)
-
-    def _let_go(self, ref: Reference) -> None:
-        """``ref`` is no longer wanted: its identity's lookup is cancelled when no other
-        wanted reference has it."""
-        if self._taken.pop(id(ref), None) is None or (
-                self._unnamed.pop(id(ref), None) is not None):
-            return
-        identity = self.identity(ref)
-        holders = self._holders.get(identity)
-        if holders is None or holders.pop(id(ref), None) is None:
-            return
-        if not holders:
-            del self._holders[identity]
-            self._unsettled.discard(identity)
-            self._queued.pop(identity, None)
-            if (task := self._running.get(identity)) is not None:
-                task.cancel()
-        self._count(identity)
-
-    def _in_order(self, source: Wanted, identities: Iterable[str]) -> dict[str, Reference]:
-        """Wanted ``identities`` most urgent first, each with its most urgent reference."""
-        refs = [r for i in identities for r in self._holders[i].values()]
-        self.visited += len(refs)
-        ordered: dict[str, Reference] = {}
-        for ref in source.ordered(refs) if len(refs) > 1 else refs:
-            ordered.setdefault(self.identity(ref), ref)
-        return ordered
-
     async def _cached_pass(self, engine: Engine, ordered: dict[str, Reference]) -> bool | None:
         """Answer from the cache what it can, queue the rest; whether cached verdicts came
-        in since they were last shown (None when the engine changed meanwhile: what was not
-        looked at stays unsettled)."""
+        in since they were last shown (None when the engine changed meanwhile)."""
         fresh_cached = False
         turns = _Turns()
         started = shown = time.monotonic()
         for n, (identity, ref) in enumerate(ordered.items()):
             if identity in self.results or identity in self._running or identity in self._queued:
-                self._unsettled.discard(identity)
                 continue  # known: answered (offline: not checked), running or queued
             if turns.due():  # keep handlers and the first lookups moving
                 await turns.give()
                 if self.engine is not engine:
                     return None
-            self._unsettled.discard(identity)
-            self.visited += 1
             cached = await engine.from_cache(ref)
             if cached.complete or self.offline:  # offline, an incomplete one says "not checked"
                 self.results[identity] = cached
@@ -457,14 +336,11 @@ class Verifier:
         if self._status_timer is not None:
             self._status_timer.cancel()
             self._status_timer = None
-        changed = self.results.changed_since(self._status_seen)
-        self._status_seen = self.results.position
-        if changed is None:  # cleared, or too far behind: counted again
-            self._counted, self._kinds = {}, {}
-            changed = self._holders
-        for identity in set(changed):
-            self._count(identity)
-        kinds = {kind: n for kind, n in self._kinds.items() if n}
+        kinds: dict[str, int] = {}
+        for identity in self._wanted_ids:
+            result = self.results.get(identity)
+            if result is not None and (unchecked := self.unchecked(result)) is not None:
+                kinds[unchecked] = kinds.get(unchecked, 0) + self._entries.get(identity, 1)
         unchecked = sum(kinds.values())
         if not unchecked:
             status = ""
@@ -476,18 +352,6 @@ class Verifier:
         if status != self._status:
             self._status = status
             self.listener.status(status)
-
-    def _count(self, identity: str) -> None:
-        """Count ``identity`` again for the status: whether its result leaves it not checked,
-        and how many wanted entries hold it."""
-        counted = self._counted.pop(identity, None)
-        if counted is not None:
-            self._kinds[counted[0]] -= counted[1]
-        holders = self._holders.get(identity)
-        result = self.results.get(identity) if holders else None
-        if result is not None and (kind := self.unchecked(result)) is not None:
-            self._counted[identity] = (kind, len(holders))
-            self._kinds[kind] = self._kinds.get(kind, 0) + len(holders)
 
     @staticmethod
     def unchecked(resolution: Resolution) -> str | None:
@@ -549,8 +413,6 @@ class Verifier:
         return True
 
     def cancel_all(self, why: str = "Cancelled") -> None:
-        self._unsettled.update(self._queued)  # the next pass looks them up again
-        self._unsettled.update(self._running)
         self._queue.clear()
         self._queued.clear()
         for task in self._running.values():
@@ -569,7 +431,7 @@ class Verifier:
         back is tried now and then (``PROBE_FIRST_S``)."""
         self.offline = True
         self.cancel_all("Offline: no source reachable")
-        if self._wanted is not None:
+        if self._wanted:
             task = asyncio.get_running_loop().create_task(self.want(self._wanted))
             self._passes.add(task)
             task.add_done_callback(self._passes.discard)
@@ -604,7 +466,7 @@ class Verifier:
             return
         self.offline = False
         self._unreachable_streak = 0
-        again = [(i, next(iter(refs.values()))) for i, refs in self._holders.items()
+        again = [(i, ref) for i, ref in self._wanted_ids.items()
                  if (r := self.results.get(i)) is not None and r.wants_network
                  and i not in self._queued and i not in self._running]
         for rank, (identity, ref) in enumerate(again):
@@ -697,7 +559,6 @@ class Verifier:
                 continue
             except Exception:
                 log.exception("verification of %s failed", ref.key)
-                self._unsettled.add(identity)  # looked up again by the next pass
                 continue
             finally:
                 if self._running.get(identity) is task:

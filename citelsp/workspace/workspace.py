@@ -19,6 +19,7 @@ from pathlib import Path
 from citelsp.config import Settings
 from citelsp.documents.bibtex import paused_gc
 from citelsp.documents.model import (
+    PRINTED,
     Bibliography,
     Citation,
     Manuscript,
@@ -46,7 +47,6 @@ from citelsp.workspace.snapshot import ReferenceResult, Snapshot
 from citelsp.workspace.suppressions import NONE as NO_SUPPRESSIONS
 from citelsp.workspace.suppressions import Suppressions, suppressions
 from citelsp.workspace.verification import Listener, Verifier
-from citelsp.workspace.wanted import WantedReferences
 
 log = logging.getLogger(__name__)
 NO_CITATIONS: tuple[Citation, ...] = ()
@@ -69,8 +69,6 @@ class Workspace:
         self.decisions = self._decisions_of(self.root)
         self.focus: tuple[str, int] | None = None
         """Where the writer last worked (uri, offset): references cited nearby go first."""
-        self.wanting = WantedReferences(self.corpus, self.graph, lambda: self.focus)
-        """What the open documents want verified, kept per document (``want``)."""
         self._local: dict[str, tuple[int, list[Problem]]] = {}
         self._suppressions: dict[str, tuple[str, Suppressions]] = {}
         self.findings: dict[str, Findings] = {}
@@ -204,7 +202,6 @@ class Workspace:
             self.graph.update(doc)
             self.checks.parsed(doc)
             self._absorb(doc)
-            self.wanting.absorb(doc)
         return doc
 
     def _absorb(self, doc: Document) -> None:
@@ -408,14 +405,35 @@ class Workspace:
         """References of the open documents, most urgent first: those cited nearest the
         cursor in the focused manuscript, then the other open manuscripts', then open
         bibliographies'."""
-        return self.wanting.listed()
+        focus_uri, focus_offset = self.focus or (None, None)
+        docs = sorted(self.corpus.open_documents(), key=lambda d: d.uri != focus_uri)
+        ordered: list[Reference] = []
+        for doc in docs:
+            if not isinstance(doc, Manuscript):
+                continue
+            cited = self.graph.cited(doc)
+            if doc.uri == focus_uri and focus_offset is not None:
+                cited.sort(key=lambda pair: abs(pair[0].span.start - focus_offset))
+            for _citation, refs in cited:
+                ordered += refs
+            if doc.inline is not None:
+                ordered += doc.inline.references
+            for bib in self.graph.bibliographies(doc):  # a .bbl is printed whole
+                if bib.source_format in PRINTED and bib.uri != doc.uri:
+                    ordered += bib.references
+        for doc in docs:
+            if isinstance(doc, Bibliography):
+                refs = list(doc.references)
+                if doc.uri == focus_uri and focus_offset is not None:
+                    refs.sort(key=lambda r: abs(r.start - focus_offset))
+                ordered += refs
+        return ordered
 
     async def want(self) -> None:
-        """Make sure every wanted reference has or gets a resolution (in the background):
-        the verifier takes in what changed since its last pass; nothing while verification
-        is off."""
+        """Make sure every wanted reference has or gets a resolution (in the background);
+        nothing to order while verification is off."""
         if self.verifier.engine is not None:
-            await self.verifier.want(self.wanting)
+            await self.verifier.want(self.wanted())
 
     async def verify_now(self, *, refresh: bool = False) -> None:
         """Resolve every wanted reference and wait (the command line)."""
